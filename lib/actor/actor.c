@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ *
+ * Actors, their exclusive-access lock, the fast_send family and reply.
+ *
+ * Lock. One 32-bit word: 0 when free, else the owner's thread id, with
+ * ACT__LOCK_WAITERS set once someone sleeps on it (Drepper's futex mutex
+ * with the owner in the word). Uncontended acquire is one CAS, release one
+ * exchange; a futex wake only when WAITERS was set.
+ *
+ * Cycle detection (same thread). Before any lock is taken, the target is
+ * looked up in this thread's call chain (a thread-local array, no shared
+ * state). Conservative policy: the actor alone is the key. Permissive
+ * policy: (actor, message type); a re-entry with another type runs without
+ * re-acquiring the lock, which this thread already holds.
+ *
+ * Deadlock detection (across threads). Only a contended blocking acquire
+ * pays for it: the waiter publishes the lock it wants (waiting_on, seq_cst)
+ * and then walks owner -> owner's waiting_on -> that lock's owner ... with
+ * seq_cst loads, at most ACT__MAX_THREADS hops. If the walk reaches the
+ * waiter, it returns -EDEADLK instead of sleeping. Of the threads in a cycle,
+ * the one whose waiting_on store comes last in the seq_cst order sees every
+ * other edge (their stores precede its loads; every acquire CAS is seq_cst
+ * and precedes its thread's waiting_on store), so at least one of them
+ * detects the cycle; none sleeps forever.
+ *
+ * Group-private actors take no lock: only their group's thread may deliver
+ * to them, checked with a plain load of the group's bound thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor_pvt.h"
+
+extern _Atomic uint32_t act__system_cycle_policy;
+
+/* Spins of act_fast_send_adaptive before it sleeps. */
+#define ACT__ADAPTIVE_SPINS 2000u
+/* Spins between deadlock walks while busy-waiting. */
+#define ACT__SPIN_WALK_EVERY 4096u
+
+/* ------------------------------------------------------------------------ */
+/* Lock                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static inline bool lock_try(struct act_actor *a, uint32_t id)
+{
+	uint32_t expected = 0;
+
+	/* seq_cst: the acquire edge pairs with the release in lock_release();
+	 * seq_cst also orders it before our own later waiting_on store, which
+	 * the deadlock walk relies on (see the file header). */
+	return atomic_compare_exchange_strong_explicit(&a->lock, &expected, id,
+						       memory_order_seq_cst,
+						       memory_order_relaxed);
+}
+
+static inline void lock_release(struct act_actor *a)
+{
+	/* release: pairs with the acquire of the next owner's CAS. */
+	uint32_t old = atomic_exchange_explicit(&a->lock, 0, memory_order_release);
+
+	if (act__unlikely(old & ACT__LOCK_WAITERS))
+		act__futex_wake(&a->lock, 1);
+}
+
+/* True if following owners from @a leads back to @self. */
+static bool deadlock_walk(struct act_actor *a, const struct act__thread *self)
+{
+	uint32_t hops;
+
+	for (hops = 0; hops < ACT__MAX_THREADS && a != NULL; hops++) {
+		uint32_t owner = atomic_load(&a->lock) & ~ACT__LOCK_WAITERS;
+		struct act__thread *t;
+
+		if (owner == 0)
+			return false;
+		if (owner == self->id)
+			return true;
+		t = atomic_load(&act__threads[owner]);
+		if (t == NULL)
+			return false;
+		a = atomic_load(&t->waiting_on);
+	}
+	return false;
+}
+
+/*
+ * Contended acquire. ACT_WAIT_SPIN busy-waits; ACT_WAIT_ADAPTIVE spins, then
+ * sleeps; ACT_WAIT_SLEEP sleeps at once. Every mode walks the wait-for chain
+ * after publishing waiting_on and before each sleep.
+ */
+static int lock_contended(struct act_actor *a, struct act__thread *self, enum act_wait wait)
+{
+	uint32_t spins = 0;
+	int rc = 0;
+
+	/* seq_cst: pairs with the seq_cst loads of other threads' walks. */
+	atomic_store(&self->waiting_on, a);
+	if (deadlock_walk(a, self)) {
+		rc = -EDEADLK;
+		goto out;
+	}
+	for (;;) {
+		uint32_t v = atomic_load_explicit(&a->lock, memory_order_relaxed);
+
+		if (v == 0) {
+			/* Having slept, we cannot know whether others still sleep:
+			 * keep WAITERS so that our release wakes the next one. */
+			uint32_t want = wait == ACT_WAIT_SPIN || spins < ACT__ADAPTIVE_SPINS
+						? self->id
+						: (self->id | ACT__LOCK_WAITERS);
+			uint32_t expected = 0;
+
+			if (atomic_compare_exchange_weak_explicit(&a->lock, &expected, want,
+								  memory_order_seq_cst,
+								  memory_order_relaxed))
+				goto out;
+			continue;
+		}
+		if (wait == ACT_WAIT_SPIN ||
+		    (wait == ACT_WAIT_ADAPTIVE && spins < ACT__ADAPTIVE_SPINS)) {
+			act__cpu_relax();
+			if (++spins % ACT__SPIN_WALK_EVERY == 0 && deadlock_walk(a, self)) {
+				rc = -EDEADLK;
+				goto out;
+			}
+			continue;
+		}
+		spins = ACT__ADAPTIVE_SPINS; /* from now on acquire with WAITERS */
+		if (!(v & ACT__LOCK_WAITERS)) {
+			if (!atomic_compare_exchange_weak_explicit(&a->lock, &v,
+								   v | ACT__LOCK_WAITERS,
+								   memory_order_relaxed,
+								   memory_order_relaxed))
+				continue;
+			v |= ACT__LOCK_WAITERS;
+		}
+		if (deadlock_walk(a, self)) {
+			rc = -EDEADLK;
+			goto out;
+		}
+		/* The kernel re-checks lock == v atomically with queueing us, so a
+		 * release between our load and the wait is not lost. The timeout
+		 * bounds the time a cycle formed by a racing third party stays
+		 * unseen before the next walk. */
+		act__futex_wait(&a->lock, v, &(struct timespec){0, 50 * 1000 * 1000});
+	}
+out:
+	atomic_store(&self->waiting_on, NULL);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Actors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct act_actor *act_actor_create(const struct act_actor_opts *o)
+{
+	struct act_actor *a;
+
+	if (o == NULL || o->handlers == NULL || o->handler_count == 0 ||
+	    o->cycle_policy > ACT_CYCLE_PERMISSIVE || (o->group_private && o->group == NULL)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (act__init_once() != 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a = aligned_alloc(ACT__CACHE_LINE, sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	memset(a, 0, sizeof(*a));
+	a->handlers = malloc(o->handler_count * sizeof(*a->handlers));
+	if (a->handlers == NULL) {
+		free(a);
+		return NULL;
+	}
+	memcpy(a->handlers, o->handlers, o->handler_count * sizeof(*a->handlers));
+	a->handler_count = o->handler_count;
+	a->state_ptr = o->state;
+	a->group_private = o->group_private;
+	a->cycle_policy = (uint8_t)o->cycle_policy;
+	atomic_init(&a->refs, 1);
+	snprintf(a->name, sizeof(a->name), "%s", o->name != NULL ? o->name : "actor");
+	if (o->group != NULL) {
+		a->group = o->group;
+	} else {
+		struct act_group_opts go = o->mailbox != NULL ? *o->mailbox
+							      : (struct act_group_opts){.cpu = -1};
+		if (go.name == NULL)
+			go.name = a->name;
+		a->group = act_group_create(&go);
+		if (a->group == NULL) {
+			int e = errno;
+
+			free(a->handlers);
+			free(a);
+			errno = e;
+			return NULL;
+		}
+		a->own_group = true;
+	}
+	return a;
+}
+
+int act_actor_start(struct act_actor *a)
+{
+	uint32_t expected = ACT__ACTOR_CREATED;
+
+	if (!atomic_compare_exchange_strong(&a->state, &expected, ACT__ACTOR_RUNNING)) {
+		if (expected != ACT__ACTOR_STOPPED)
+			return -EALREADY;
+		atomic_store(&a->state, ACT__ACTOR_RUNNING);
+	}
+	if (a->own_group) {
+		int rc = act_group_start(a->group);
+
+		if (rc != 0 && rc != -EALREADY) {
+			atomic_store(&a->state, ACT__ACTOR_STOPPED);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int act_actor_stop(struct act_actor *a)
+{
+	atomic_store(&a->state, ACT__ACTOR_STOPPED);
+	if (a->own_group)
+		act_group_stop(a->group);
+	return 0;
+}
+
+static void actor_free(struct act_actor *a)
+{
+	if (a->own_group)
+		act_group_destroy(a->group);
+	free(a->handlers);
+	free(a);
+}
+
+void act__actor_unref(struct act_actor *a)
+{
+	/* acq_rel: the last holder sees every earlier holder's writes. */
+	if (atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) == 1)
+		actor_free(a);
+}
+
+void act_actor_destroy(struct act_actor *a)
+{
+	if (a == NULL)
+		return;
+	atomic_store(&a->state, ACT__ACTOR_DEAD);
+	if (a->own_group) {
+		/* Own mailbox: nobody else consumes it; discard what is left so
+		 * the references it holds are dropped, then free. */
+		act_group_stop(a->group);
+		act_group_destroy(a->group);
+		a->own_group = false;
+	}
+	act__actor_unref(a);
+}
+
+struct act_group *act_actor_group(const struct act_actor *a)
+{
+	return a->group;
+}
+
+const char *act_actor_name(const struct act_actor *a)
+{
+	return a->name;
+}
+
+void *act_actor_state(const struct act_actor *a)
+{
+	return a->state_ptr;
+}
+
+void act_actor_set_cycle_policy(struct act_actor *a, enum act_cycle_policy p)
+{
+	a->cycle_policy = (uint8_t)p;
+}
+
+void act_actor_stats(const struct act_actor *a, struct act_actor_stats *st)
+{
+	st->sync_completions = atomic_load_explicit(&a->sync_completions, memory_order_relaxed);
+	st->async_runs = atomic_load_explicit(&a->async_runs, memory_order_relaxed);
+	st->async_fallbacks = atomic_load_explicit(&a->async_fallbacks, memory_order_relaxed);
+	st->busy_returns = atomic_load_explicit(&a->busy_returns, memory_order_relaxed);
+	st->cycles = atomic_load_explicit(&a->cycles, memory_order_relaxed);
+	st->deadlocks = atomic_load_explicit(&a->deadlocks, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Delivery                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static inline struct act_actor *chain_top(const struct act__thread *t)
+{
+	return t->depth != 0 ? t->chain[t->depth - 1].actor : NULL;
+}
+
+static void record_cycle(struct act__thread *t, struct act_actor *to, uint32_t type)
+{
+	unsigned i;
+
+	t->last_cycle[0].actor = to;
+	t->last_cycle[0].type = type;
+	for (i = 0; i < t->depth; i++)
+		t->last_cycle[i + 1] = t->chain[i];
+	t->last_cycle_len = t->depth + 1;
+	act__stat_inc_shared(&to->cycles);
+}
+
+static inline enum act_cycle_policy resolve_policy(const struct act_actor *to, unsigned flags)
+{
+	if (flags & ACT_CALL_CONSERVATIVE)
+		return ACT_CYCLE_CONSERVATIVE;
+	if (flags & ACT_CALL_PERMISSIVE)
+		return ACT_CYCLE_PERMISSIVE;
+	if (to->cycle_policy != ACT_CYCLE_DEFAULT)
+		return (enum act_cycle_policy)to->cycle_policy;
+	return (enum act_cycle_policy)atomic_load_explicit(&act__system_cycle_policy,
+							   memory_order_relaxed);
+}
+
+/*
+ * Check @to against the call chain. Returns 0 and sets *held when this
+ * thread already holds @to (permissive re-entry), or -ELOOP.
+ */
+static inline int chain_check(struct act__thread *t, struct act_actor *to, uint32_t type,
+			      unsigned flags, bool *held)
+{
+	enum act_cycle_policy policy = ACT_CYCLE_DEFAULT;
+	unsigned i;
+
+	*held = false;
+	for (i = 0; i < t->depth; i++) {
+		if (t->chain[i].actor != to)
+			continue;
+		if (policy == ACT_CYCLE_DEFAULT)
+			policy = resolve_policy(to, flags);
+		if (policy == ACT_CYCLE_CONSERVATIVE || t->chain[i].type == type) {
+			record_cycle(t, to, type);
+			return -ELOOP;
+		}
+		*held = true;
+	}
+	if (act__unlikely(t->depth == ACT_CHAIN_MAX)) {
+		record_cycle(t, to, type);
+		return -ELOOP;
+	}
+	return 0;
+}
+
+/* Run @to's handler for @m on this thread; the caller holds the lock. */
+static inline void run_handler(struct act__thread *t, struct act_actor *to, struct act_msg *m)
+{
+	t->chain[t->depth].actor = to;
+	t->chain[t->depth].type = m->type;
+	t->depth++;
+	to->handlers[m->type](to, to->state_ptr, m);
+	t->depth--;
+}
+
+/*
+ * The synchronous path shared by the family. On a held lock: wait per
+ * @wait, or return -EBUSY for ACT_WAIT_NONE. Allocates nothing.
+ */
+static inline int fast_send_common(struct act_actor *to, struct act_msg *m, void *reply,
+				   uint32_t reply_cap, enum act_wait wait, unsigned flags,
+				   uint32_t extra_flags)
+{
+	struct act__thread *t = act__self_thread();
+	bool held;
+	bool locked = false;
+	int rc;
+
+	if (act__unlikely(atomic_load_explicit(&to->state, memory_order_relaxed) !=
+			  ACT__ACTOR_RUNNING))
+		return -ESHUTDOWN;
+	if (act__unlikely(m->type >= to->handler_count || to->handlers[m->type] == NULL))
+		return -ENOTSUP;
+	rc = chain_check(t, to, m->type, flags, &held);
+	if (act__unlikely(rc != 0))
+		return rc;
+
+	if (to->group_private) {
+		/* Only the group's thread delivers: a plain load, no atomic RMW. */
+		if (act__unlikely(atomic_load_explicit(&to->group->bound, memory_order_relaxed) != t))
+			return -EPERM;
+	} else if (!held) {
+		if (act__unlikely(!lock_try(to, t->id))) {
+			if (wait == ACT_WAIT_NONE) {
+				if (!(extra_flags & ACT__F_VOID))
+					act__stat_inc_shared(&to->busy_returns);
+				return -EBUSY;
+			}
+			rc = lock_contended(to, t, wait);
+			if (rc != 0) {
+				act__stat_inc_shared(&to->deadlocks);
+				return rc;
+			}
+		}
+		locked = true;
+	}
+
+	m->flags_ = (m->flags_ & (ACT__F_POOLED | ACT__F_CLASS_MASK)) | ACT__F_SYNC | extra_flags;
+	m->sender = chain_top(t);
+	m->reply_buf_ = reply;
+	m->reply_cap_ = reply_cap;
+	m->reply_len_ = 0;
+	m->dest = to;
+	m->qdepth = 0;
+	m->mailbox_was_empty = 0;
+	m->enqueue_tsc = 0;
+
+	run_handler(t, to, m);
+	act__stat_inc_owned(&to->sync_completions);
+	if (locked)
+		lock_release(to);
+
+	if (act__unlikely(m->flags_ & ACT__F_TRUNC))
+		return -EMSGSIZE;
+	return (int)m->reply_len_;
+}
+
+int act_fast_send(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap)
+{
+	return fast_send_common(to, req, reply, reply_cap, ACT_WAIT_SLEEP, 0, 0);
+}
+
+int act_fast_send_spin(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap)
+{
+	return fast_send_common(to, req, reply, reply_cap, ACT_WAIT_SPIN, 0, 0);
+}
+
+int act_fast_send_adaptive(struct act_actor *to, struct act_msg *req, void *reply,
+			   uint32_t reply_cap)
+{
+	return fast_send_common(to, req, reply, reply_cap, ACT_WAIT_ADAPTIVE, 0, 0);
+}
+
+int act_fast_send_x(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap)
+{
+	return fast_send_common(to, req, reply, reply_cap, ACT_WAIT_NONE, 0, 0);
+}
+
+int act_fast_send_opt(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap,
+		      enum act_wait wait, unsigned flags)
+{
+	if (act__unlikely(wait > ACT_WAIT_NONE ||
+			  (flags & (ACT_CALL_CONSERVATIVE | ACT_CALL_PERMISSIVE)) ==
+				  (ACT_CALL_CONSERVATIVE | ACT_CALL_PERMISSIVE)))
+		return -EINVAL;
+	return fast_send_common(to, req, reply, reply_cap, wait, flags, 0);
+}
+
+int act_send(struct act_actor *to, struct act_msg *m)
+{
+	const struct act__thread *t = &act__tls_thread;
+	int rc;
+
+	if (act__unlikely(!(m->flags_ & ACT__F_POOLED)))
+		return -EINVAL;
+	if (act__unlikely(atomic_load_explicit(&to->state, memory_order_relaxed) !=
+			  ACT__ACTOR_RUNNING))
+		return -ESHUTDOWN;
+	if (act__unlikely(m->type >= to->handler_count || to->handlers[m->type] == NULL))
+		return -ENOTSUP;
+	m->flags_ &= ACT__F_POOLED | ACT__F_CLASS_MASK;
+	m->sender = t->depth != 0 ? t->chain[t->depth - 1].actor : NULL;
+	m->dest = to;
+	/* One reference per queued message, dropped after its delivery. */
+	atomic_fetch_add_explicit(&to->refs, 1, memory_order_relaxed);
+	rc = act__group_enqueue(to->group, m);
+	if (rc != 0) {
+		atomic_fetch_sub_explicit(&to->refs, 1, memory_order_relaxed);
+		if (rc == -ENOBUFS) { /* dropped under DROP_NEWEST: consumed */
+			act_msg_free(m);
+			rc = 0;
+		}
+	}
+	return rc;
+}
+
+int act_send_copy(struct act_actor *to, uint32_t type, const void *payload, uint32_t len)
+{
+	struct act_msg *m = act_msg_alloc(type, len);
+	int rc;
+
+	if (m == NULL)
+		return -errno;
+	if (len != 0)
+		memcpy(m->payload, payload, len);
+	rc = act_send(to, m);
+	if (rc != 0)
+		act_msg_free(m);
+	return rc;
+}
+
+int act_fast_send_void(struct act_actor *to, struct act_msg *req)
+{
+	struct act_msg *copy;
+	int rc = fast_send_common(to, req, NULL, 0, ACT_WAIT_NONE, 0, ACT__F_VOID);
+
+	if (rc >= 0)
+		return 0;
+	if (rc != -EBUSY && rc != -ELOOP && rc != -EPERM)
+		return rc;
+	/* Fall back to the mailbox, copying a stack request into the pool. */
+	if (req->flags_ & ACT__F_POOLED) {
+		copy = req;
+	} else {
+		copy = act_msg_alloc(req->type, req->size);
+		if (copy == NULL)
+			return -errno;
+		memcpy(copy->payload, req->payload, req->size);
+	}
+	rc = act_send(to, copy);
+	if (rc != 0) {
+		if (copy != req)
+			act_msg_free(copy);
+		return rc;
+	}
+	act__stat_inc_shared(&to->async_fallbacks);
+	return 1;
+}
+
+/* Mailbox delivery, on the group's thread. Consumes @m. */
+void act__deliver_async(struct act_group *g, struct act_msg *m)
+{
+	struct act__thread *t = act__self_thread();
+	struct act_actor *to = m->dest;
+	bool locked = false;
+
+	(void)g;
+	if (atomic_load_explicit(&to->state, memory_order_relaxed) != ACT__ACTOR_DEAD &&
+	    m->type < to->handler_count && to->handlers[m->type] != NULL) {
+		if (!to->group_private) {
+			if (!lock_try(to, t->id)) {
+				/* This thread holds no other actor lock here, so it
+				 * cannot close a cycle; retry on a spurious report. */
+				while (lock_contended(to, t, ACT_WAIT_ADAPTIVE) != 0)
+					;
+			}
+			locked = true;
+		}
+		run_handler(t, to, m);
+		act__stat_inc_owned(&to->async_runs);
+		if (locked)
+			lock_release(to);
+	}
+	act_msg_free(m);
+	act__actor_unref(to);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reply                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static inline int reply_sync(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
+{
+	m->flags_ |= ACT__F_REPLIED;
+	if (m->flags_ & ACT__F_VOID)
+		return 0; /* fast_send_void: nobody waits for a value */
+	if (act__unlikely(len > m->reply_cap_)) {
+		m->flags_ |= ACT__F_TRUNC;
+		return -EMSGSIZE;
+	}
+	if (len != 0)
+		memcpy(m->reply_buf_, data, len);
+	m->reply_len_ = len;
+	m->reply_type_ = type;
+	return 0;
+}
+
+int act_reply(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
+{
+	if (act__unlikely(m->flags_ & ACT__F_REPLIED))
+		return -EALREADY;
+	if (m->flags_ & ACT__F_SYNC)
+		return reply_sync(m, type, data, len);
+	if (m->sender == NULL)
+		return -ENOTCONN;
+	{
+		int rc = act_send_copy(m->sender, type, data, len);
+
+		if (rc == 0)
+			m->flags_ |= ACT__F_REPLIED;
+		return rc;
+	}
+}
+
+int act_reply_sync(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
+{
+	if (act__unlikely(m->flags_ & ACT__F_REPLIED))
+		return -EALREADY;
+	if (act__unlikely(!(m->flags_ & ACT__F_SYNC)))
+		return -EPROTO;
+	return reply_sync(m, type, data, len);
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ *
+ * Internal structures shared by actor.c, group.c and runtime.c.
+ */
+#ifndef TICKWIRE_ACTOR_PVT_H
+#define TICKWIRE_ACTOR_PVT_H
+
+#include <pthread.h>
+
+#include "act_pvt.h"
+#include "act_queue_pvt.h"
+
+/* act_msg.flags_ bits (framework-private). */
+#define ACT__F_SYNC 0x1u    /* delivered by the fast_send family */
+#define ACT__F_REPLIED 0x2u /* a reply was made */
+#define ACT__F_POOLED 0x4u  /* from act_msg_alloc(); class in ACT__F_CLASS */
+#define ACT__F_VOID 0x8u    /* sync via fast_send_void: a reply is discarded */
+#define ACT__F_TRUNC 0x10u  /* the sync reply did not fit the buffer */
+#define ACT__F_CLASS_SHIFT 8
+#define ACT__F_CLASS_MASK (0xfu << ACT__F_CLASS_SHIFT)
+
+/*
+ * Thread registry. Every thread that takes an actor lock gets a small id
+ * (1 .. ACT__MAX_THREADS-1); the lock word stores the owner's id so that a
+ * waiter can walk owner -> the lock that owner waits on -> ... without any
+ * extra store on the uncontended path.
+ */
+#define ACT__MAX_THREADS 1024u
+#define ACT__LOCK_WAITERS 0x80000000u
+
+struct act__thread {
+	uint32_t id;    /* 0 until registered */
+	uint32_t depth; /* entries used in chain[] */
+	struct act_chain_entry chain[ACT_CHAIN_MAX];
+	/*
+	 * Actor whose lock this thread is blocked on, NULL otherwise. Written
+	 * by this thread only (seq_cst), read by other threads' deadlock walks
+	 * (seq_cst); the pairing is described at act__lock_contended().
+	 */
+	_Atomic(struct act_actor *) waiting_on;
+	unsigned last_cycle_len;
+	struct act_chain_entry last_cycle[ACT_CHAIN_MAX + 1];
+};
+
+extern __thread struct act__thread act__tls_thread;
+extern _Atomic(struct act__thread *) act__threads[ACT__MAX_THREADS];
+
+void act__thread_register(struct act__thread *t);
+
+static inline struct act__thread *act__self_thread(void)
+{
+	struct act__thread *t = &act__tls_thread;
+
+	if (act__unlikely(t->id == 0))
+		act__thread_register(t);
+	return t;
+}
+
+enum act__actor_state {
+	ACT__ACTOR_CREATED = 0,
+	ACT__ACTOR_RUNNING,
+	ACT__ACTOR_STOPPED,
+	ACT__ACTOR_DEAD,
+};
+
+struct act_group;
+
+struct act_actor {
+	/* read by every delivery */
+	_Atomic uint32_t lock; /* 0 free, else owner id | ACT__LOCK_WAITERS */
+	_Atomic uint32_t state; /* enum act__actor_state */
+	bool group_private;
+	uint8_t cycle_policy;  /* enum act_cycle_policy */
+	uint32_t handler_count;
+	act_handler_fn *handlers;
+	void *state_ptr;
+	struct act_group *group;
+	bool own_group; /* group created for this actor alone */
+	/* one reference per queued message plus one for the creator */
+	_Atomic uint32_t refs;
+	char name[32];
+
+	/* counters written under the lock (act__stat_inc_owned) */
+	act__cache_aligned _Atomic uint64_t sync_completions;
+	_Atomic uint64_t async_runs;
+	/* counters written by any thread (act__stat_inc_shared) */
+	_Atomic uint64_t async_fallbacks;
+	_Atomic uint64_t busy_returns;
+	_Atomic uint64_t cycles;
+	_Atomic uint64_t deadlocks;
+};
+
+enum act__group_state {
+	ACT__GROUP_IDLE = 0,
+	ACT__GROUP_RUNNING,
+	ACT__GROUP_STOPPING,
+};
+
+struct act_group {
+	struct act__queue queue;
+	enum act_overflow overflow;
+	uint32_t batch;
+	uint32_t spin;
+	int cpu;
+	uint64_t (*clock)(void *ctx);
+	void *clock_ctx;
+	char name[32];
+
+	_Atomic uint32_t run_state;
+	bool has_thread;
+	pthread_t thread;
+	/* thread that runs the group: its own, or the one that bound/stepped it */
+	_Atomic(struct act__thread *) bound;
+
+	/* consumer-owned counters */
+	act__cache_aligned _Atomic uint64_t dequeued;
+	/* producer counters (any thread) */
+	act__cache_aligned _Atomic uint64_t full_fails;
+	_Atomic uint64_t dropped;
+	_Atomic uint64_t blocked;
+	_Atomic uint64_t max_depth;
+	_Atomic uint64_t discarded;
+};
+
+/* actor.c */
+void act__deliver_async(struct act_group *g, struct act_msg *m);
+void act__actor_unref(struct act_actor *a);
+int act__init_once(void);
+
+/* group.c */
+int act__group_enqueue(struct act_group *g, struct act_msg *m);
+
+#endif /* TICKWIRE_ACTOR_PVT_H */

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ *
+ * Groups: one mailbox, one consumer thread (its own, or a caller that steps
+ * it), any number of member actors. The run loop takes at most `batch`
+ * messages per turn, delivers each under its actor's lock, and sleeps on the
+ * queue after `spin` empty polls. The single queue fixes one total order on
+ * everything entering the group, which is what makes a group deterministic
+ * when it is fed from a recorded sequence and an injected clock.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor_pvt.h"
+
+#define ACT__GROUP_BATCH_MAX 1024u
+
+struct act_group *act_group_create(const struct act_group_opts *o)
+{
+	struct act_group_opts d = {.cpu = -1};
+	struct act_group *g;
+	int rc;
+
+	if (o == NULL)
+		o = &d;
+	if ((unsigned)o->queue >= ACT_QUEUE_COUNT_ || o->overflow > ACT_OVERFLOW_DROP_NEWEST ||
+	    o->batch > ACT__GROUP_BATCH_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (act__init_once() != 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	g = aligned_alloc(ACT__CACHE_LINE, sizeof(*g));
+	if (g == NULL)
+		return NULL;
+	memset(g, 0, sizeof(*g));
+	rc = act__queue_init(&g->queue, o->queue, o->capacity != 0 ? o->capacity : 1024,
+			     o->shards);
+	if (rc != 0) {
+		free(g);
+		errno = -rc;
+		return NULL;
+	}
+	g->overflow = o->overflow;
+	g->batch = o->batch != 0 ? o->batch : 64;
+	g->spin = o->spin;
+	g->cpu = o->cpu;
+	g->clock = o->clock;
+	g->clock_ctx = o->clock_ctx;
+	snprintf(g->name, sizeof(g->name), "%s", o->name != NULL ? o->name : "group");
+	return g;
+}
+
+uint64_t act_group_now(const struct act_group *g)
+{
+	if (g->clock != NULL)
+		return g->clock(g->clock_ctx);
+	return act__mono_ns();
+}
+
+/* Runs up to @max messages; the caller is the group's thread. */
+static uint32_t run_batch(struct act_group *g, uint32_t max)
+{
+	void *items[ACT__GROUP_BATCH_MAX];
+	uint32_t n, i;
+
+	if (max > ACT__GROUP_BATCH_MAX)
+		max = ACT__GROUP_BATCH_MAX;
+	n = act__queue_pop_burst(&g->queue, items, max);
+	for (i = 0; i < n; i++)
+		act__deliver_async(g, items[i]);
+	if (n != 0)
+		atomic_store_explicit(&g->dequeued,
+				      atomic_load_explicit(&g->dequeued, memory_order_relaxed) + n,
+				      memory_order_relaxed);
+	return n;
+}
+
+static void *group_thread(void *arg)
+{
+	struct act_group *g = arg;
+	struct act__thread *t = act__self_thread();
+
+	if (g->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(g->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	pthread_setname_np(pthread_self(), g->name);
+	atomic_store(&g->bound, t);
+	/* acquire: pairs with the release store of STOPPING in act_group_stop(). */
+	while (atomic_load_explicit(&g->run_state, memory_order_acquire) == ACT__GROUP_RUNNING) {
+		if (run_batch(g, g->batch) == 0)
+			act__queue_wait(&g->queue, g->spin, 0);
+	}
+	return NULL;
+}
+
+int act_group_start(struct act_group *g)
+{
+	uint32_t expected = ACT__GROUP_IDLE;
+	int rc;
+
+	if (atomic_load(&g->bound) != NULL)
+		return -EALREADY;
+	if (!atomic_compare_exchange_strong(&g->run_state, &expected, ACT__GROUP_RUNNING))
+		return -EALREADY;
+	rc = pthread_create(&g->thread, NULL, group_thread, g);
+	if (rc != 0) {
+		atomic_store(&g->run_state, ACT__GROUP_IDLE);
+		return -rc;
+	}
+	g->has_thread = true;
+	return 0;
+}
+
+int act_group_stop(struct act_group *g)
+{
+	uint32_t expected = ACT__GROUP_RUNNING;
+
+	if (!g->has_thread)
+		return 0;
+	if (pthread_equal(pthread_self(), g->thread))
+		return -EINVAL;
+	/* release: pairs with the acquire load in the run loop. */
+	if (atomic_compare_exchange_strong(&g->run_state, &expected, ACT__GROUP_STOPPING))
+		act__queue_kick(&g->queue);
+	pthread_join(g->thread, NULL);
+	g->has_thread = false;
+	atomic_store(&g->bound, NULL);
+	atomic_store(&g->run_state, ACT__GROUP_IDLE);
+	return 0;
+}
+
+int act_group_bind(struct act_group *g)
+{
+	struct act__thread *t = act__self_thread();
+	struct act__thread *expected = NULL;
+
+	if (g->has_thread)
+		return -EALREADY;
+	if (!atomic_compare_exchange_strong(&g->bound, &expected, t) && expected != t)
+		return -EALREADY;
+	return 0;
+}
+
+int act_group_step(struct act_group *g, uint32_t max)
+{
+	int rc = act_group_bind(g);
+
+	if (rc != 0)
+		return rc;
+	return (int)run_batch(g, max != 0 ? max : g->batch);
+}
+
+int act_group_drain(struct act_group *g)
+{
+	int total = 0;
+	int n;
+
+	do {
+		n = act_group_step(g, 0);
+		if (n < 0)
+			return n;
+		total += n;
+	} while (n > 0);
+	return total;
+}
+
+void act_group_destroy(struct act_group *g)
+{
+	void *items[64];
+	uint32_t n, i;
+
+	if (g == NULL)
+		return;
+	act_group_stop(g);
+	act__queue_close(&g->queue);
+	while ((n = act__queue_pop_burst(&g->queue, items, 64)) != 0) {
+		for (i = 0; i < n; i++) {
+			struct act_msg *m = items[i];
+			struct act_actor *to = m->dest;
+
+			act_msg_free(m);
+			/* The own group of an actor being destroyed holds the last
+			 * references but the actor itself frees after us. */
+			act__actor_unref(to);
+		}
+		atomic_fetch_add(&g->discarded, n);
+	}
+	act__queue_fini(&g->queue);
+	free(g);
+}
+
+int act__group_enqueue(struct act_group *g, struct act_msg *m)
+{
+	struct act__push_info info = {0};
+	bool own_thread = atomic_load_explicit(&g->bound, memory_order_relaxed) ==
+			  &act__tls_thread;
+	bool block = g->overflow == ACT_OVERFLOW_BLOCK && !own_thread;
+	int rc;
+
+	uint32_t depth = act__queue_count(&g->queue);
+
+	/* Instrumentation is written before the push: once pushed, the
+	 * consumer may already have run and freed the message. The depth is
+	 * the count just before, which concurrent producers may change. */
+	m->qdepth = depth;
+	m->mailbox_was_empty = depth == 0;
+	m->enqueue_tsc = act__rdtsc();
+	/* Only a blocking push can report a wait; without info the sharded
+	 * queue skips summing the depth of every lane. */
+	rc = act__queue_push(&g->queue, m, block, block ? &info : NULL);
+	if (act__unlikely(rc != 0)) {
+		if (rc == -EAGAIN) {
+			if (g->overflow == ACT_OVERFLOW_DROP_NEWEST) {
+				act__stat_inc_shared(&g->dropped);
+				return -ENOBUFS;
+			}
+			act__stat_inc_shared(&g->full_fails);
+		}
+		return rc;
+	}
+	if (act__unlikely(info.waited))
+		act__stat_inc_shared(&g->blocked);
+	if (act__unlikely(depth + 1 > atomic_load_explicit(&g->max_depth, memory_order_relaxed)))
+		atomic_store_explicit(&g->max_depth, depth + 1, memory_order_relaxed);
+	return 0;
+}
+
+void act_group_mailbox_stats(const struct act_group *g, struct act_mailbox_stats *st)
+{
+	st->dequeued = atomic_load_explicit(&g->dequeued, memory_order_relaxed);
+	st->discarded = atomic_load_explicit(&g->discarded, memory_order_relaxed);
+	st->enqueued = st->dequeued + st->discarded + act__queue_count(&g->queue);
+	st->full_fails = atomic_load_explicit(&g->full_fails, memory_order_relaxed);
+	st->dropped = atomic_load_explicit(&g->dropped, memory_order_relaxed);
+	st->blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
+	st->max_depth = atomic_load_explicit(&g->max_depth, memory_order_relaxed);
+}
+
+uint32_t act_group_queued(const struct act_group *g)
+{
+	return act__queue_count(&g->queue);
+}

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ *
+ * Stress of the mailbox queues, every test once per queue type.
+ *
+ * Each item encodes (producer id << 40) | (sequence + 1). The consumer checks
+ * that every producer's items arrive exactly in sequence (no loss, no
+ * duplicate, no reordering) and that everything acknowledged (push returned
+ * 0) was received.
+ *
+ *  stress_block / stress_nonblock
+ *      4 producers, capacity 64, pushing as fast as they can with block=true,
+ *      or block=false retrying on -EAGAIN. The consumer alternates pop_burst
+ *      (bursts 1, 7, 32, 64) with act__queue_wait (spin 200 or 0) and pauses
+ *      1 ms every 8192 items so the queue fills; the test asserts the full
+ *      path was taken (info.waited / -EAGAIN seen). Producer 0 kicks now and
+ *      then.
+ *  stress_consumer_wakeup
+ *      1 producer with one item in flight (push, then wait until the
+ *      consumer took it). The consumer goes to sleep (spin 0, sometimes 50)
+ *      just as the next push comes: every push must wake it. Traffic hides
+ *      a lost wake-up (the next push repairs it); this mode does not.
+ *  stress_producer_wakeup
+ *      1 producer, capacity 2 (one lane), block=true; the consumer empties
+ *      the ring in one burst after a random pause, so its pops land anywhere
+ *      in the producer's "full -> announce -> sleep" path, and no later pop
+ *      can repair a missed wake: every pop must wake it.
+ *  stress_close
+ *      4 blocking producers; the consumer pops for 200 ms, stops so they
+ *      block on the full queue, then closes: all must return -ESHUTDOWN
+ *      within 10 s and every acknowledged item must still be queued, in
+ *      order.
+ *
+ * Lost wake-ups are failures, not slowdowns: a wait that runs into its 1 s
+ * timeout (returning 0 because it re-tests afterwards, or -ETIMEDOUT with an
+ * item ready), or three timeouts in a row while producers still run, fail
+ * the test (and close the queue so no thread stays stuck).
+ *
+ * Time: TW_STRESS_SECONDS (default 10), 90 % split over the 16 timed runs
+ * (4 types x 4 modes), each also bounded by an item count; the 4 close runs
+ * take about 0.25 s each.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "act_queue_pvt.h"
+#include "tw_test.h"
+
+#define MAX_PRODUCERS 4
+#define MAX_PER_PRODUCER 4000000ull
+#define SEQ_BITS 40
+#define SEQ_MASK ((1ull << SEQ_BITS) - 1)
+#define WAIT_TIMEOUT_NS 1000000000ull
+#define MAX_STALLS 3
+
+enum mode {
+	MODE_BLOCK,
+	MODE_NONBLOCK,
+	MODE_CONSUMER_WAKEUP,
+	MODE_PRODUCER_WAKEUP,
+	MODE_CLOSE,
+};
+
+static const char *type_name(enum act_queue_type t)
+{
+	static const char *const names[] = { "bqueue", "bqueue_batched", "sharded", "lockfree" };
+
+	return (unsigned)t < ACT_QUEUE_COUNT_ ? names[t] : "?";
+}
+
+static const char *mode_name(enum mode m)
+{
+	static const char *const names[] = { "block", "nonblock", "cons_wake", "prod_wake",
+					     "close" };
+
+	return names[m];
+}
+
+struct run;
+
+struct producer {
+	struct run *run;
+	uint64_t id;
+	pthread_t thread;
+	uint64_t acked;  /* pushes that returned 0 */
+	uint64_t eagain; /* -EAGAIN retries (non-blocking mode) */
+	uint64_t waited; /* pushes that reported info.waited */
+	int last_rc;     /* the return that ended the loop (0: count/time reached) */
+	int bad_rc;      /* an unexpected return or info, 0 if none */
+};
+
+struct run {
+	struct act__queue *q;
+	enum mode mode;
+	unsigned producers;
+	uint32_t capacity;
+	bool block;
+	bool until_closed;  /* push until -ESHUTDOWN, ignore the deadline */
+	bool one_in_flight; /* push, then wait until the consumer took it */
+	double deadline;
+	uint64_t max_per_producer;
+	/* items of each producer the consumer took: consumer's release store,
+	 * producer's acquire load (one_in_flight) */
+	_Atomic uint64_t taken[MAX_PRODUCERS];
+	/* producers done: release increment, consumer's acquire load */
+	_Atomic uint32_t finished;
+	_Atomic bool abort; /* the consumer failed: producers stop waiting for it */
+	struct producer prod[MAX_PRODUCERS];
+};
+
+/* Wait until the consumer took this producer's item @p acked (or the run ends). */
+static void wait_taken(struct run *r, struct producer *p)
+{
+	uint32_t spins = 0;
+
+	while (atomic_load_explicit(&r->taken[p->id], memory_order_acquire) < p->acked) {
+		if (++spins % 64 == 0) {
+			sched_yield();
+			/* relaxed: only ends the spin; the consumer gave up after an error */
+			if (atomic_load_explicit(&r->abort, memory_order_relaxed))
+				return;
+		} else {
+			act__cpu_relax();
+		}
+	}
+}
+
+static void *producer_main(void *arg)
+{
+	struct producer *p = arg;
+	struct run *r = p->run;
+	uint64_t seq;
+
+	for (seq = 0; seq < r->max_per_producer; seq++) {
+		void *item = (void *)(uintptr_t)((p->id << SEQ_BITS) | (seq + 1));
+		struct act__push_info info;
+		int rc;
+
+		if (!r->until_closed && (seq & 63) == 0 && tw_now_s() > r->deadline)
+			break;
+		for (;;) {
+			rc = act__queue_push(r->q, item, r->block, &info);
+			if (rc != -EAGAIN || r->block)
+				break;
+			p->eagain++;
+			if ((p->eagain & 63) == 0)
+				sched_yield();
+			else
+				act__cpu_relax();
+		}
+		if (rc != 0) {
+			p->last_rc = rc;
+			if (rc != -ESHUTDOWN || !r->until_closed)
+				p->bad_rc = rc;
+			break;
+		}
+		p->acked++;
+		if (info.waited)
+			p->waited++;
+		if (info.depth == 0 || info.depth > r->capacity)
+			p->bad_rc = -ERANGE;
+		if (p->id == 0 && seq % 997 == 0)
+			act__queue_kick(r->q);
+		if (r->one_in_flight)
+			wait_taken(r, p);
+	}
+	atomic_fetch_add_explicit(&r->finished, 1, memory_order_release);
+	act__queue_kick(r->q); /* the consumer may be waiting for an item that will not come */
+	return NULL;
+}
+
+struct consumer {
+	uint64_t next[MAX_PRODUCERS]; /* next expected sequence + 1 per producer */
+	uint64_t received;
+	uint64_t waits;
+	uint64_t empty_returns; /* waits that returned 0 with nothing queued (kicks) */
+	uint64_t stalls;
+	uint64_t rng;
+	char error[160];
+};
+
+/* Check one burst; returns false (and records why) on the first bad item. */
+static bool check_items(struct run *r, struct consumer *c, void **items, uint32_t n,
+			uint32_t max)
+{
+	uint32_t i;
+
+	if (n > max) {
+		snprintf(c->error, sizeof(c->error), "pop_burst returned %u > max %u", n, max);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t v = (uint64_t)(uintptr_t)items[i];
+		uint64_t id = v >> SEQ_BITS, seq = v & SEQ_MASK;
+
+		if (id >= r->producers || seq != c->next[id]) {
+			snprintf(c->error, sizeof(c->error),
+				 "item %#llx: producer %llu expected seq %llu got %llu",
+				 (unsigned long long)v, (unsigned long long)id,
+				 (unsigned long long)(id < r->producers ? c->next[id] : 0),
+				 (unsigned long long)seq);
+			return false;
+		}
+		atomic_store_explicit(&r->taken[id], c->next[id], memory_order_release);
+		c->next[id]++;
+	}
+	c->received += n;
+	return true;
+}
+
+static bool join_within(pthread_t t, double seconds)
+{
+	struct timespec ts;
+	double whole;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	whole = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + seconds;
+	ts.tv_sec = (time_t)whole;
+	ts.tv_nsec = (long)((whole - (double)ts.tv_sec) * 1e9);
+	return pthread_timedjoin_np(t, NULL, &ts) == 0;
+}
+
+static struct run *new_run(enum act_queue_type type, enum mode mode, double seconds)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	unsigned i;
+
+	assert_non_null(r);
+	r->mode = mode;
+	/* the wake-up modes use one producer: with more, the next push or pop
+	 * repairs a lost wake-up and hides it */
+	if (mode == MODE_PRODUCER_WAKEUP || mode == MODE_CONSUMER_WAKEUP)
+		r->producers = 1;
+	else
+		r->producers = MAX_PRODUCERS;
+	r->capacity = mode == MODE_PRODUCER_WAKEUP ? 2 : 64;
+	r->block = mode != MODE_NONBLOCK;
+	r->until_closed = mode == MODE_CLOSE;
+	r->one_in_flight = mode == MODE_CONSUMER_WAKEUP;
+	r->deadline = tw_now_s() + seconds;
+	r->max_per_producer = mode == MODE_CLOSE ? UINT64_MAX : MAX_PER_PRODUCER;
+	r->q = aligned_alloc(ACT__CACHE_LINE, sizeof(*r->q));
+	assert_non_null(r->q);
+	/* SHARDED: 4 lanes of 16 (producers keep to their lane), or one lane of 2 */
+	assert_int_equal(act__queue_init(r->q, type, r->capacity,
+					 mode == MODE_PRODUCER_WAKEUP ? 1 : 4), 0);
+	for (i = 0; i < r->producers; i++) {
+		r->prod[i].run = r;
+		r->prod[i].id = i;
+		assert_int_equal(pthread_create(&r->prod[i].thread, NULL, producer_main,
+						&r->prod[i]), 0);
+	}
+	return r;
+}
+
+/* Join all producers; on a hang, leak the run (threads still use it) and fail. */
+static void join_producers(struct run *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->producers; i++)
+		if (!join_within(r->prod[i].thread, 10.0))
+			fail_msg("%s %s: producer %u still running 10 s after the end",
+				 type_name(r->q->type), mode_name(r->mode), i);
+}
+
+static void free_run(struct run *r)
+{
+	act__queue_fini(r->q);
+	free(r->q);
+	free(r);
+}
+
+static void consumer_init(struct run *r, struct consumer *c)
+{
+	unsigned i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < r->producers; i++)
+		c->next[i] = 1;
+	c->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)r->mode;
+}
+
+static uint64_t next_random(struct consumer *c)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	return c->rng;
+}
+
+/* ---- timed runs --------------------------------------------------------- */
+
+static void consume_until_done(struct run *r, struct consumer *c)
+{
+	static const uint32_t burst_sizes[] = { 1, 7, 32, 64 };
+	void *items[64];
+	uint64_t iter = 0, next_pause = 8192;
+	uint32_t stalls_in_row = 0;
+
+	for (;; iter++) {
+		/* prod_wake: empty the ring at once, so only this pop can wake the producer */
+		uint32_t max = r->mode == MODE_PRODUCER_WAKEUP ? 2 : burst_sizes[iter & 3];
+		uint32_t spin = r->mode == MODE_CONSUMER_WAKEUP ? (iter % 8 == 0 ? 50 : 0)
+								: (iter & 1 ? 0 : 200);
+		uint32_t n = act__queue_pop_burst(r->q, items, max);
+		double t0;
+		int rc;
+
+		if (!check_items(r, c, items, n, max))
+			return;
+		if (r->mode == MODE_PRODUCER_WAKEUP) {
+			/* land the next pop anywhere in the producer's sleep path */
+			uint32_t k = (uint32_t)(next_random(c) % 3000);
+
+			while (k-- > 0)
+				act__cpu_relax();
+		} else if (c->received >= next_pause) {
+			/* let producers fill the queue: exercises full and blocking paths */
+			struct timespec ts = { 0, 1000000 };
+
+			next_pause += 8192;
+			nanosleep(&ts, NULL);
+		}
+		if (n != 0) {
+			stalls_in_row = 0;
+			continue;
+		}
+		if (atomic_load_explicit(&r->finished, memory_order_acquire) == r->producers) {
+			/* every acknowledged push happened before this load */
+			n = act__queue_pop_burst(r->q, items, 64);
+			if (!check_items(r, c, items, n, 64))
+				return;
+			if (n == 0)
+				return;
+			continue;
+		}
+		c->waits++;
+		t0 = tw_now_s();
+		rc = act__queue_wait(r->q, spin, WAIT_TIMEOUT_NS);
+		if (rc == 0 && tw_now_s() - t0 >= 0.9 * (double)WAIT_TIMEOUT_NS * 1e-9) {
+			/* A wait re-tests after its timeout, so a lost wake-up returns 0
+			 * at the timeout; producers running never leave the consumer
+			 * idle that long. */
+			snprintf(c->error, sizeof(c->error),
+				 "wait slept its whole timeout before returning 0 (count %u): "
+				 "lost consumer wake-up", act__queue_count(r->q));
+			return;
+		}
+		if (rc == 0) {
+			if (act__queue_count(r->q) == 0)
+				c->empty_returns++;
+			continue;
+		}
+		if (rc != -ETIMEDOUT) {
+			snprintf(c->error, sizeof(c->error), "wait returned %d", rc);
+			return;
+		}
+		n = act__queue_pop_burst(r->q, items, 64);
+		if (n != 0) {
+			snprintf(c->error, sizeof(c->error),
+				 "wait timed out with %u item(s) ready: lost consumer wake-up", n);
+			return;
+		}
+		if (atomic_load_explicit(&r->finished, memory_order_acquire) != r->producers) {
+			c->stalls++;
+			if (++stalls_in_row >= MAX_STALLS) {
+				snprintf(c->error, sizeof(c->error),
+					 "no progress for %u s with producers running "
+					 "(count %u): lost wake-up",
+					 MAX_STALLS, act__queue_count(r->q));
+				return;
+			}
+		}
+	}
+}
+
+static void timed_run(enum act_queue_type type, enum mode mode, double seconds)
+{
+	double t0 = tw_now_s();
+	struct run *r = new_run(type, mode, seconds);
+	uint64_t acked = 0, eagain = 0, waited = 0;
+	struct consumer c;
+	unsigned i;
+
+	consumer_init(r, &c);
+	consume_until_done(r, &c);
+	if (c.error[0] != '\0') {
+		atomic_store(&r->abort, true);
+		act__queue_close(r->q); /* release blocked or retrying producers */
+	}
+	join_producers(r);
+	if (c.error[0] != '\0')
+		fail_msg("%s %s: %s", type_name(type), mode_name(mode), c.error);
+
+	for (i = 0; i < r->producers; i++) {
+		struct producer *p = &r->prod[i];
+
+		if (p->bad_rc != 0)
+			fail_msg("%s %s: producer %u: unexpected return %d", type_name(type),
+				 mode_name(mode), i, p->bad_rc);
+		/* the consumer saw exactly this producer's acknowledged sequence */
+		assert_int_equal(c.next[i] - 1, p->acked);
+		acked += p->acked;
+		eagain += p->eagain;
+		waited += p->waited;
+	}
+	assert_int_equal(c.received, acked);
+	assert_int_equal(act__queue_count(r->q), 0);
+	assert_true(acked >= r->producers);
+	if (mode == MODE_BLOCK || mode == MODE_PRODUCER_WAKEUP)
+		assert_true(waited > 0); /* the blocking path was exercised */
+	if (mode == MODE_NONBLOCK)
+		assert_true(eagain > 0); /* the -EAGAIN path was exercised */
+	if (mode == MODE_CONSUMER_WAKEUP)
+		assert_true(c.waits > 0); /* the consumer did go to sleep */
+
+	print_message("%-15s %-9s %9llu items %5.2f s  waited %llu  eagain %llu  waits %llu "
+		      "(empty %llu)  stalls %llu\n",
+		      type_name(type), mode_name(mode), (unsigned long long)acked,
+		      tw_now_s() - t0, (unsigned long long)waited, (unsigned long long)eagain,
+		      (unsigned long long)c.waits, (unsigned long long)c.empty_returns,
+		      (unsigned long long)c.stalls);
+	free_run(r);
+}
+
+/* ---- close under load --------------------------------------------------- */
+
+static void close_run(enum act_queue_type type)
+{
+	struct run *r = new_run(type, MODE_CLOSE, 0);
+	struct timespec fill = { 0, 20000000 };
+	uint64_t acked = 0;
+	struct consumer c;
+	void *items[64];
+	double until;
+	uint32_t n;
+	unsigned i;
+
+	consumer_init(r, &c);
+	until = tw_now_s() + 0.2;
+	while (tw_now_s() < until) {
+		n = act__queue_pop_burst(r->q, items, 32);
+		if (!check_items(r, &c, items, n, 32))
+			break;
+		if (n == 0)
+			(void)act__queue_wait(r->q, 100, 10000000ull);
+	}
+	nanosleep(&fill, NULL); /* producers fill the queue and block */
+	act__queue_close(r->q);
+	join_producers(r);
+	if (c.error[0] != '\0')
+		fail_msg("%s close: %s", type_name(type), c.error);
+
+	/* drain what was acknowledged before the close */
+	while ((n = act__queue_pop_burst(r->q, items, 64)) != 0)
+		if (!check_items(r, &c, items, n, 64))
+			fail_msg("%s close drain: %s", type_name(type), c.error);
+	assert_int_equal(act__queue_wait(r->q, 0, WAIT_TIMEOUT_NS), -ESHUTDOWN);
+	for (i = 0; i < r->producers; i++) {
+		struct producer *p = &r->prod[i];
+
+		if (p->bad_rc != 0)
+			fail_msg("%s close: producer %u: unexpected return %d", type_name(type), i,
+				 p->bad_rc);
+		assert_int_equal(p->last_rc, -ESHUTDOWN);
+		assert_int_equal(c.next[i] - 1, p->acked);
+		acked += p->acked;
+	}
+	assert_int_equal(c.received, acked);
+	free_run(r);
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+static enum act_queue_type types[] = {
+	ACT_QUEUE_BQUEUE,
+	ACT_QUEUE_BQUEUE_BATCHED,
+	ACT_QUEUE_SHARDED,
+	ACT_QUEUE_LOCKFREE,
+};
+
+static double run_seconds(void)
+{
+	return tw_stress_seconds() * 0.9 / 16.0;
+}
+
+static enum act_queue_type type_of(void **state)
+{
+	return *(enum act_queue_type *)*state;
+}
+
+static void stress_block(void **state)
+{
+	timed_run(type_of(state), MODE_BLOCK, run_seconds());
+}
+
+static void stress_nonblock(void **state)
+{
+	timed_run(type_of(state), MODE_NONBLOCK, run_seconds());
+}
+
+static void stress_consumer_wakeup(void **state)
+{
+	timed_run(type_of(state), MODE_CONSUMER_WAKEUP, run_seconds());
+}
+
+static void stress_producer_wakeup(void **state)
+{
+	timed_run(type_of(state), MODE_PRODUCER_WAKEUP, run_seconds());
+}
+
+static void stress_close(void **state)
+{
+	close_run(type_of(state));
+}
+
+#define PER_TYPE(fn)                                                          \
+	{ "bqueue/" #fn, fn, NULL, NULL, &types[0] },                             \
+	{ "bqueue_batched/" #fn, fn, NULL, NULL, &types[1] },                     \
+	{ "sharded/" #fn, fn, NULL, NULL, &types[2] },                            \
+	{ "lockfree/" #fn, fn, NULL, NULL, &types[3] }
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		PER_TYPE(stress_block),
+		PER_TYPE(stress_nonblock),
+		PER_TYPE(stress_consumer_wakeup),
+		PER_TYPE(stress_producer_wakeup),
+		PER_TYPE(stress_close),
+	};
+
+	TW_RUN_TESTS(argc, argv, tests);
+}
