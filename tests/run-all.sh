@@ -26,7 +26,7 @@ run_build() { # name, meson test args, meson setup args...
 		failed_setup=$((failed_setup + 1))
 		return
 	fi
-	rm -f "$dir/meson-logs/testlog.json"
+	rm -f "$dir"/meson-logs/testlog*.json
 	local wrap=()
 	# TSan needs a fixed address-space layout on kernels with many ASLR bits.
 	[ "$name" = tsan ] && wrap=(--wrapper "setarch $(uname -m) -R")
@@ -42,7 +42,7 @@ run_build tsan "--suite actor" -Db_sanitize=thread -Db_lundef=false
 import json, pathlib, sys
 root = pathlib.Path(sys.argv[1])
 passed = failed = skipped = 0
-for log in sorted(root.glob('*/meson-logs/testlog.json')):
+for log in sorted(root.glob("*/meson-logs/testlog*.json")):
     for line in log.read_text().splitlines():
         r = json.loads(line).get('result')
         if r in ('OK', 'EXPECTEDFAIL'):
