@@ -406,6 +406,17 @@ hold(struct mdp3_arb *arb, enum mdp3_feed_id feed, const uint8_t *data, size_t l
 	s->arrival = arb->arrivals;
 	s->feed = (uint8_t)feed;
 	s->full = 1;
+	/*
+	 * Missing runs seen: a packet above every held one opens a run when its
+	 * predecessor is missing; one inside a run splits it when both of its
+	 * neighbours are missing (next_seq itself is never held).
+	 */
+	if (arb->held == 0 || (int32_t)(seq - arb->highest_held) > 0) {
+		if (!is_held(arb, seq - 1))
+			arb->counters.gaps++;
+	} else if (!is_held(arb, seq - 1) && !is_held(arb, seq + 1)) {
+		arb->counters.gaps++;
+	}
 	if (arb->held == 0) {
 		arb->wait_arrival = arb->arrivals;
 		arb->wait_rx_ns = rx_ns;
@@ -413,9 +424,6 @@ hold(struct mdp3_arb *arb, enum mdp3_feed_id feed, const uint8_t *data, size_t l
 	} else if ((int32_t)(seq - arb->highest_held) > 0) {
 		arb->highest_held = seq;
 	}
-	/* A new missing run behind this packet?  (next_seq itself is never held.) */
-	if (!is_held(arb, seq - 1))
-		arb->counters.gaps++;
 	arb->held++;
 	arb->counters.held++;
 	arb->counters.held_now = arb->held;
@@ -474,7 +482,8 @@ mdp3_arb_push(struct mdp3_arb *arb, enum mdp3_feed_id feed, const uint8_t *data,
 		verdict = hold(arb, feed, data, length, seq, rx_ns);
 		goto out;
 	}
-	report_loss(arb, rx_ns);
+	if (arb->loss_count != 0)
+		report_loss(arb, rx_ns);
 	if (deliver(arb, data, (uint32_t)length, seq, rx_ns, (uint8_t)feed, false) < 0) {
 		verdict = MDP3_ARB_REJECTED;
 		goto out;
@@ -487,7 +496,8 @@ mdp3_arb_push(struct mdp3_arb *arb, enum mdp3_feed_id feed, const uint8_t *data,
 			recompute_wait(arb);
 	}
 out:
-	expire(arb, rx_ns);
+	if (arb->held > 0)
+		expire(arb, rx_ns);
 	return verdict;
 }
 

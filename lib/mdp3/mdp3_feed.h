@@ -127,6 +127,7 @@ int mdp3_routes_add(struct mdp3_routes *routes, const struct mdp3_route *route);
  * Remove every route of a stream and feed (e.g. before overriding the
  * default feed A group).
  * @return how many routes were removed, or -EINVAL for NULL.
+ * Thread safety: touches only *routes (no concurrent readers).
  */
 int mdp3_routes_remove(struct mdp3_routes *routes, enum mdp3_stream stream,
 		enum mdp3_feed_id feed);
@@ -281,7 +282,11 @@ struct mdp3_arb *mdp3_arb_init(void *mem, size_t size, const struct mdp3_arb_con
 struct mdp3_arb *mdp3_arb_create(const struct mdp3_arb_config *config,
 		const struct mdp3_arb_handler *handler);
 
-/** Free an arbiter from mdp3_arb_create() (not one from mdp3_arb_init()); NULL is accepted. */
+/**
+ * Free an arbiter from mdp3_arb_create() (one from mdp3_arb_init() lives in
+ * the caller's memory and is left alone); NULL is accepted.
+ * Thread safety: the arbiter's thread, once it is no longer used.
+ */
 void mdp3_arb_destroy(struct mdp3_arb *arb);
 
 /** What mdp3_arb_push() did with a copy. */
@@ -335,20 +340,31 @@ void mdp3_arb_reset(struct mdp3_arb *arb);
 
 /**
  * Next sequence number the arbiter will deliver, and whether it knows one.
- * @return true with *seq set once a first packet (or initial_seq) set it.
+ * @param seq  where to store it; may be NULL.
+ * @return true with *seq set once a first packet (or initial_seq) set it;
+ *         false before, or for a NULL arb.
+ * Thread safety: the arbiter's thread (or while it is idle).
  */
 bool mdp3_arb_next_seq(const struct mdp3_arb *arb, uint32_t *seq);
 
-/** Counters of an arbiter (valid while it lives; read on its thread). */
+/**
+ * Counters of an arbiter.
+ * @return a pointer valid while the arbiter lives, NULL for NULL.
+ * Thread safety: read on the arbiter's thread or while it is idle.
+ */
 const struct mdp3_arb_counters *mdp3_arb_counters(const struct mdp3_arb *arb);
 
-/** The configuration in use, defaults filled in. */
+/**
+ * The configuration in use, defaults filled in.
+ * @return a pointer valid while the arbiter lives, NULL for NULL.
+ * Thread safety: any thread (constant after init).
+ */
 const struct mdp3_arb_config *mdp3_arb_config(const struct mdp3_arb *arb);
 
-/** Name of a feed ("A", "B"), "?" out of range. */
+/** Name of a feed ("A", "B"), "?" out of range.  Any thread. */
 const char *mdp3_feed_name(enum mdp3_feed_id feed);
 
-/** Name of a stream ("incremental", "snapshot", "definition"), "?" out of range. */
+/** Name of a stream ("incremental", "snapshot", "definition"), "?" out of range.  Any thread. */
 const char *mdp3_stream_name(enum mdp3_stream stream);
 
 #ifdef __cplusplus

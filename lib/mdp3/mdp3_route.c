@@ -101,7 +101,8 @@ mdp3_routes_match(const struct mdp3_routes *routes, uint32_t ip, uint16_t port,
 		if (r->port != 0 && r->port != port)
 			continue;
 		if (best == NULL || r->prefix_len > best->prefix_len ||
-				(r->prefix_len == best->prefix_len && best->port == 0 && r->port != 0))
+				(r->prefix_len == best->prefix_len && best->port == 0 &&
+				 r->port != 0))
 			best = r;
 	}
 	if (best == NULL)

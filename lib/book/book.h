@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Market-by-price order books of CME MDP 3.0 instruments, and the feed
+ * pipeline that keeps them: A/B arbitration -> SBE decode -> per-instrument
+ * RptSeq check -> book update -> book events.
+ *
+ * Books.  Each instrument has an outright book (MarketDepth levels per side,
+ * at most BOOK_MAX_DEPTH) and an implied book (BOOK_IMPLIED_DEPTH levels,
+ * entry types E/F), both positional: level n (1-based) is array slot n-1,
+ * and CME's MDUpdateAction works on positions:
+ *   New n         insert at n, levels n.. shift down, the last one falls off;
+ *   Change n      replace quantity (and price, orders) at n;
+ *   Delete n      remove n, levels below shift up, the last becomes empty;
+ *   DeleteThru    empty the side;
+ *   DeleteFrom n  remove levels 1..n, the rest shift up by n;
+ *   Overlay n     replace the level at n (price, quantity, orders).
+ * A slot may be empty (price BOOK_PRICE_NONE): a book joined mid-session only
+ * holds the levels updated since.  The consolidated view merges outright and
+ * implied levels by price (equal prices add quantities) and is computed on
+ * demand.  Prices are integers: mantissa * 10^price_exponent, one exponent
+ * per instrument (the feed's configured exponent, default -9, so PRICE
+ * (10^-7) and PRICE9 (10^-9) prices compare directly).
+ *
+ * Feed.  A struct book_feed is one MDP channel: its incremental stream
+ * (arbitrated A/B), its market-recovery (snapshot) stream and its
+ * instrument-replay (definition) stream, its instruments and books.  Rules:
+ *  - RptSeq: each instrument's entries (book, trade, statistics, volume)
+ *    must come with RptSeq = last + 1.  Lower: already applied, skipped.
+ *    Higher: a gap, the instrument becomes stale (BOOK_EVENT_STALE) and its
+ *    entries are no longer applied until recovery.
+ *  - While any instrument is stale, every incremental packet is copied into
+ *    a bounded recovery buffer (oldest overwritten, counted).
+ *  - A SnapshotFullRefresh (38, 52, 69) of a stale or unknown instrument, or
+ *    one newer than its RptSeq, replaces its books and RptSeq; then the
+ *    buffered packets after the snapshot's LastMsgSeqNumProcessed are
+ *    replayed for that instrument (its entries with RptSeq > the snapshot's
+ *    apply; a gap makes it stale again).  BOOK_EVENT_RECOVERED.
+ *  - Conflated-TCP snapshots (61, 68) replace the books; TCP carries no
+ *    RptSeq, so instruments fed by book_feed_tcp() are not RptSeq-checked.
+ *  - ChannelReset (4) empties every book of the channel, RptSeq restarts
+ *    at 1, stale instruments become valid (empty) and the buffer is cleared.
+ *    An EmptyBook entry (type J) empties one instrument.
+ *  - Instrument definitions (27, 29, 41, 54, 55, 56, 57, 58, 63) set depth
+ *    (MDFeedType GBX MarketDepth), implied depth (GBI), tick
+ *    (MinPriceIncrement), display factor, symbol and security group;
+ *    SecurityUpdateAction D removes the instrument.
+ *  - A declared packet loss (both copies missing) does not by itself mark
+ *    books stale (BOOK_LOSS_RPTSEQ): the next entry of each affected
+ *    instrument reveals its RptSeq gap.  BOOK_LOSS_STALE_ALL marks every
+ *    book stale at once instead.
+ *  - Events: book changes are coalesced per instrument and published when a
+ *    message carries MatchEventIndicator EndOfEvent (or after every packet,
+ *    BOOK_PUBLISH_PACKET); trades, status, stale, recovered, reset and
+ *    definition events are published at once.
+ *
+ * Bounds and cost: instruments live in a preallocated open-addressing table
+ * of at most max_instruments; the arbiter ring, recovery buffer and event
+ * list are preallocated by book_feed_init(); the update path allocates
+ * nothing and uses no floating point.  A level operation moves at most
+ * BOOK_MAX_DEPTH levels; a replay walks at most recovery_packets packets.
+ *
+ * Threads: a feed and its books belong to one thread (the decode lcore).
+ * Callbacks run on it, inside book_feed_packet() and friends, and must not
+ * call into the same feed except its read-only queries.  The level and
+ * instrument functions touch only their arguments.
+ *
+ * Error convention: constructors return a pointer or NULL with errno set;
+ * operations return a non-negative value or a negative errno.
+ */
+#ifndef BOOK_H
+#define BOOK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mdp3_feed.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most outright levels per side (CME's market-by-price depth is at most 10). */
+#define BOOK_MAX_DEPTH 10
+/** Implied levels per side (CME sends a 2-deep implied book). */
+#define BOOK_IMPLIED_DEPTH 2
+/** Most levels of one side of the consolidated view. */
+#define BOOK_CONSOLIDATED_DEPTH (BOOK_MAX_DEPTH + BOOK_IMPLIED_DEPTH)
+/** Price of an empty level (no value). */
+#define BOOK_PRICE_NONE INT64_MIN
+/** Default price exponent of every instrument (PRICE9). */
+#define BOOK_DEFAULT_PRICE_EXPONENT (-9)
+/** Bytes of a symbol, NUL included (CME Symbol is 20 characters). */
+#define BOOK_SYMBOL_SIZE 21
+/** Bytes of a security group, NUL included (6 characters). */
+#define BOOK_GROUP_SIZE 7
+
+/** Book side. */
+enum book_side {
+	BOOK_BID = 0,
+	BOOK_ASK = 1,
+};
+
+/** Level operation; values are CME's MDUpdateAction. */
+enum book_action {
+	BOOK_ACTION_NEW = 0,
+	BOOK_ACTION_CHANGE = 1,
+	BOOK_ACTION_DELETE = 2,
+	BOOK_ACTION_DELETE_THRU = 3,
+	BOOK_ACTION_DELETE_FROM = 4,
+	BOOK_ACTION_OVERLAY = 5,
+};
+
+/** Whether a book can be used. */
+enum book_state {
+	BOOK_STATE_OK = 0,    /**< every update applied in RptSeq order */
+	BOOK_STATE_STALE = 1, /**< an update was missed: waiting for a snapshot */
+};
+
+/** One price level (empty: price == BOOK_PRICE_NONE, qty 0, orders 0). */
+struct book_level {
+	int64_t price;    /**< mantissa at the instrument's price_exponent */
+	int64_t qty;      /**< MDEntrySize */
+	int32_t orders;   /**< NumberOfOrders; 0 when not sent (implied levels) */
+	int32_t reserved;
+};
+
+/** Best levels of a book: price BOOK_PRICE_NONE when the side is empty. */
+struct book_top {
+	int64_t bid_price;
+	int64_t bid_qty;
+	int64_t ask_price;
+	int64_t ask_qty;
+	int32_t bid_orders;
+	int32_t ask_orders;
+};
+
+/** The last trade of an instrument (TradeSummary). */
+struct book_trade {
+	int64_t price;            /**< at the instrument's price_exponent */
+	int64_t qty;
+	uint64_t transact_time;   /**< TransactTime of the message, ns */
+	int32_t orders;           /**< NumberOfOrders, 0 if null */
+	uint32_t trade_id;        /**< MDTradeEntryID, 0 if absent */
+	uint8_t aggressor;        /**< AggressorSide: 0 none, 1 buy, 2 sell */
+	uint8_t action;           /**< MDUpdateAction: 0 new, 2 delete (trade bust) */
+};
+
+/** Instrument flags (struct book_instrument.flags). */
+#define BOOK_INSTRUMENT_DEFINED (1u << 0)      /**< a definition was received */
+#define BOOK_INSTRUMENT_RPT_KNOWN (1u << 1)    /**< rpt_seq holds a real value */
+#define BOOK_INSTRUMENT_NEVER_SYNCED (1u << 2) /**< stale since creation (join: recover) */
+#define BOOK_INSTRUMENT_IN_USE (1u << 3)       /**< table slot holds an instrument */
+
+/**
+ * An instrument and its books.  Read-only for users of a feed (the feed
+ * owns it); valid until the instrument is removed (definition delete) or
+ * the feed destroyed.
+ */
+struct book_instrument {
+	int32_t security_id;
+	uint32_t rpt_seq;          /**< RptSeq of the last entry applied */
+	uint8_t state;             /**< enum book_state */
+	uint8_t depth;             /**< outright levels per side in use */
+	uint8_t implied_depth;     /**< implied levels per side in use (0: none) */
+	int8_t price_exponent;     /**< prices are mantissa * 10^price_exponent */
+	uint8_t flags;             /**< BOOK_INSTRUMENT_* */
+	uint8_t trading_status;    /**< SecurityTradingStatus; 0 unknown */
+	uint8_t dirty;             /**< internal: changes not yet published */
+	uint8_t reserved;
+	uint32_t last_msg_seq;     /**< MsgSeqNum of the packet of the last entry applied */
+	uint32_t index;            /**< slot in the feed (book_feed_instrument()) */
+	uint64_t last_transact_time;
+	struct book_level bid[BOOK_MAX_DEPTH];
+	struct book_level ask[BOOK_MAX_DEPTH];
+	struct book_level implied_bid[BOOK_IMPLIED_DEPTH];
+	struct book_level implied_ask[BOOK_IMPLIED_DEPTH];
+	struct book_trade last_trade; /**< price BOOK_PRICE_NONE before the first */
+	int64_t volume;            /**< last MDIncrementalRefreshVolume size; -1 unknown */
+	int64_t tick;              /**< MinPriceIncrement at price_exponent; 0 unknown */
+	int64_t display_factor_mantissa; /**< DisplayFactor; 0 unknown */
+	int8_t display_factor_exponent;
+	char symbol[BOOK_SYMBOL_SIZE];         /**< "" until a definition */
+	char security_group[BOOK_GROUP_SIZE];  /**< "" until a definition */
+	struct book_top published; /**< internal: consolidated top last published */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Levels and instruments (no feed)                                           */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Apply one operation to one side of a positional book.
+ *
+ * @param levels  depth slots of one side (slot 0 = level 1).
+ * @param depth   slots in use, 1..BOOK_MAX_DEPTH.
+ * @param action  operation.
+ * @param level   1-based level (ignored by DeleteThru).
+ * @param value   price, qty, orders for New / Change / Overlay (else unused,
+ *                may be NULL).
+ * @return 0 when applied; 1 when applied to an empty slot (Change, Overlay
+ *         or Delete of a level the book did not hold); -ERANGE when level is
+ *         0 or beyond depth (DeleteFrom clamps instead: it empties the side);
+ *         -EINVAL for a NULL levels/value, depth out of range or an unknown
+ *         action.  Nothing is changed on error.
+ * Thread safety: touches only levels.  No allocation.
+ */
+int book_levels_apply(struct book_level *levels, unsigned int depth, enum book_action action,
+		unsigned int level, const struct book_level *value);
+
+/**
+ * Empty n levels (price BOOK_PRICE_NONE, qty 0, orders 0).
+ * Thread safety: touches only levels.  No allocation.
+ */
+void book_levels_clear(struct book_level *levels, unsigned int n);
+
+/**
+ * Initialise an instrument with empty books.
+ *
+ * @param instrument     to initialise.
+ * @param security_id    SecurityID.
+ * @param depth          outright depth, 1..BOOK_MAX_DEPTH.
+ * @param implied_depth  implied depth, 0..BOOK_IMPLIED_DEPTH.
+ * @param price_exponent exponent of every price of the instrument.
+ * @return 0, or -EINVAL (NULL, depth out of range).
+ * Thread safety: touches only *instrument.
+ */
+int book_instrument_init(struct book_instrument *instrument, int32_t security_id,
+		unsigned int depth, unsigned int implied_depth, int8_t price_exponent);
+
+/**
+ * Apply one operation to the outright or implied book of an instrument
+ * (book_levels_apply() on the right side and depth).
+ *
+ * @return as book_levels_apply(); -EINVAL for a NULL instrument.
+ * Thread safety: touches only *instrument.  No allocation.
+ */
+int book_instrument_apply(struct book_instrument *instrument, bool implied, enum book_side side,
+		enum book_action action, unsigned int level, const struct book_level *value);
+
+/**
+ * Empty the outright and implied books (not the definition, RptSeq or
+ * state).  NULL is accepted.
+ * Thread safety: touches only *instrument.  No allocation.
+ */
+void book_instrument_clear(struct book_instrument *instrument);
+
+/**
+ * Change the depths (a new definition): levels beyond the new depth are
+ * emptied.
+ * @return 0, or -EINVAL (NULL, depth 0 or over BOOK_MAX_DEPTH, implied
+ *         depth over BOOK_IMPLIED_DEPTH).
+ * Thread safety: touches only *instrument.
+ */
+int book_instrument_set_depth(struct book_instrument *instrument, unsigned int depth,
+		unsigned int implied_depth);
+
+/**
+ * Best levels: slot 0 of the outright and of the implied book, and their
+ * consolidation (the better price per side; equal prices add quantities and
+ * orders).  Any output may be NULL.
+ * Thread safety: reads only *instrument.
+ */
+void book_instrument_top(const struct book_instrument *instrument, struct book_top *outright,
+		struct book_top *implied, struct book_top *consolidated);
+
+/**
+ * Consolidated view of one side: non-empty outright and implied levels
+ * merged by price (bids descending, asks ascending), equal prices added.
+ *
+ * @param out  room for max levels (BOOK_CONSOLIDATED_DEPTH is always enough).
+ * @return levels written, or -EINVAL for NULL arguments.
+ * Thread safety: reads only *instrument.
+ */
+int book_consolidated(const struct book_instrument *instrument, enum book_side side,
+		struct book_level *out, unsigned int max);
+
+/**
+ * 64-bit hash of the state that defines a book: security id, state,
+ * RptSeq, depths and every level in use (outright and implied).  Equal books
+ * hash equal; used to compare books built from different inputs.
+ * Thread safety: reads only *instrument.
+ */
+uint64_t book_instrument_hash(const struct book_instrument *instrument);
+
+/**
+ * Convert mantissa * 10^exponent to a mantissa at target_exponent, exactly.
+ *
+ * @return 0 with *out set; -ERANGE if the value does not fit an int64 or is
+ *         not a whole multiple of 10^target_exponent (or is BOOK_PRICE_NONE);
+ *         -EINVAL for a NULL out.
+ * Thread safety: reentrant.  No floating point.
+ */
+int book_price_normalize(int64_t mantissa, int exponent, int target_exponent, int64_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/** What an event reports (struct book_event.what, a mask). */
+#define BOOK_EVENT_BOOK (1u << 0)       /**< outright and/or implied levels changed */
+#define BOOK_EVENT_TRADE (1u << 1)      /**< a trade (trade valid) */
+#define BOOK_EVENT_STATUS (1u << 2)     /**< security status (status valid) */
+#define BOOK_EVENT_STALE (1u << 3)      /**< the book went stale (RptSeq gap or loss policy) */
+#define BOOK_EVENT_RECOVERED (1u << 4)  /**< a snapshot made the book valid again */
+#define BOOK_EVENT_RESET (1u << 5)      /**< books emptied (ChannelReset or EmptyBook) */
+#define BOOK_EVENT_DEFINITION (1u << 6) /**< instrument added or definition changed */
+#define BOOK_EVENT_DELETED (1u << 7)    /**< instrument removed (sent before removal) */
+#define BOOK_EVENT_SNAPSHOT (1u << 8)   /**< books replaced by a snapshot */
+
+/** What changed (struct book_event.changed, a mask). */
+#define BOOK_CHANGED_OUTRIGHT (1u << 0) /**< outright levels */
+#define BOOK_CHANGED_IMPLIED (1u << 1)  /**< implied levels */
+#define BOOK_CHANGED_TOP (1u << 2)      /**< consolidated top differs from the last published */
+
+/** Security status carried by a BOOK_EVENT_STATUS. */
+struct book_status {
+	uint8_t trading_status;   /**< SecurityTradingStatus */
+	uint8_t halt_reason;      /**< HaltReason */
+	uint8_t trading_event;    /**< SecurityTradingEvent */
+	char security_group[BOOK_GROUP_SIZE]; /**< the group, when the status names one */
+};
+
+/** A book event.  Valid only during the callback. */
+struct book_event {
+	uint32_t what;             /**< BOOK_EVENT_* */
+	uint32_t changed;          /**< BOOK_CHANGED_* (BOOK_EVENT_BOOK) */
+	int32_t security_id;       /**< 0 for a group-wide status */
+	uint8_t state;             /**< enum book_state of the book after the event */
+	bool replay;               /**< published while replaying buffered packets */
+	uint32_t msg_seq_num;      /**< MsgSeqNum of the packet that caused it */
+	uint64_t rx_ns;            /**< rx time of that packet */
+	uint64_t transact_time;    /**< TransactTime of the message */
+	/** The instrument (read-only, may be read in full); NULL for a group status. */
+	const struct book_instrument *instrument;
+	struct book_top outright;
+	struct book_top implied;
+	struct book_top consolidated;
+	struct book_trade trade;   /**< BOOK_EVENT_TRADE */
+	struct book_status status; /**< BOOK_EVENT_STATUS */
+};
+
+/** Book event callback (the signal stage). */
+typedef void (*book_event_fn)(void *ctx, const struct book_event *event);
+
+/** An incremental packet applied in sequence (book_packet_fn). */
+struct book_packet_info {
+	uint32_t seq;              /**< MsgSeqNum */
+	uint32_t length;
+	uint64_t rx_ns;
+	uint8_t feed;              /**< enum mdp3_feed_id of the copy used */
+	bool held;                 /**< it waited in the arbiter's ring */
+	uint16_t messages;         /**< messages in the packet */
+};
+
+/** Called after each incremental packet was applied (optional). */
+typedef void (*book_packet_fn)(void *ctx, const struct book_packet_info *packet);
+
+/** Called when the arbiter declares sequence numbers lost (optional). */
+typedef void (*book_loss_fn)(void *ctx, uint32_t first_seq, uint32_t count, uint64_t now_ns);
+
+/** Consumers of a feed; every member may be NULL. */
+struct book_feed_handler {
+	book_event_fn on_event;
+	book_packet_fn on_packet;
+	book_loss_fn on_loss;
+	void *ctx;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Feed                                                                       */
+/* ------------------------------------------------------------------------ */
+
+/** How an instrument first seen on the incremental stream starts. */
+enum book_join {
+	/** Valid at once, RptSeq taken from its first entry (books hold what
+	 *  was updated since the join: captures, tests, a start before the
+	 *  open). */
+	BOOK_JOIN_TRUST = 0,
+	/** Stale until a snapshot (CME late-join rule), unless its first entry
+	 *  has RptSeq 1. */
+	BOOK_JOIN_RECOVER = 1,
+};
+
+/** When book changes are published. */
+enum book_publish {
+	BOOK_PUBLISH_END_OF_EVENT = 0, /**< at MatchEventIndicator EndOfEvent */
+	BOOK_PUBLISH_PACKET = 1,       /**< at EndOfEvent and after every packet */
+};
+
+/** What a declared packet loss does to the books. */
+enum book_loss_policy {
+	BOOK_LOSS_RPTSEQ = 0,    /**< nothing: each instrument's RptSeq gap shows */
+	BOOK_LOSS_STALE_ALL = 1, /**< every valid book goes stale */
+};
+
+/** Default instrument capacity. */
+#define BOOK_DEFAULT_MAX_INSTRUMENTS 1024u
+/** Largest instrument capacity. */
+#define BOOK_MAX_INSTRUMENTS (1u << 20)
+/** Default packets of the recovery buffer. */
+#define BOOK_DEFAULT_RECOVERY_PACKETS 1024u
+/** Largest recovery buffer. */
+#define BOOK_MAX_RECOVERY_PACKETS (1u << 20)
+
+/** Feed configuration; zero fields take the defaults. */
+struct book_feed_config {
+	uint32_t max_instruments;      /**< table capacity (default 1024) */
+	uint32_t recovery_packets;     /**< recovery buffer slots (default 1024) */
+	uint8_t default_depth;         /**< outright depth without a definition (10) */
+	uint8_t default_implied_depth; /**< implied depth without a definition (2); see
+	                                    implied_none */
+	bool implied_none;             /**< no implied book without a definition */
+	int8_t price_exponent;         /**< exponent of every price (-9; 0 means default) */
+	uint8_t join;                  /**< enum book_join */
+	uint8_t publish;               /**< enum book_publish */
+	uint8_t loss_policy;           /**< enum book_loss_policy */
+	/** Arbiter of the incremental stream; its max_packet_size also sizes the
+	 *  recovery buffer slots. */
+	struct mdp3_arb_config arb;
+	struct book_feed_handler handler;
+};
+
+/** Feed counters (monotonic, except stale_books). */
+struct book_feed_counters {
+	uint64_t packets[MDP3_STREAM_COUNT][MDP3_FEED_COUNT]; /**< datagrams received */
+	uint64_t tcp_segments;        /**< conflated-TCP segments received */
+	uint64_t packets_applied;     /**< incremental packets decoded in sequence */
+	uint64_t malformed;           /**< packets the walker refused (copy rejected) */
+	uint64_t messages;            /**< SBE messages decoded */
+	uint64_t messages_ignored;    /**< known templates without book effect (MBO, admin ...) */
+	uint64_t messages_unknown;    /**< unknown schema/template, skipped */
+	uint64_t entries;             /**< instrument entries examined */
+	uint64_t book_updates;        /**< level operations applied */
+	uint64_t trades;              /**< trade entries applied */
+	uint64_t status_updates;      /**< SecurityStatus messages */
+	uint64_t rpt_seq_gaps;        /**< instruments made stale by a RptSeq gap */
+	uint64_t rpt_seq_duplicates;  /**< entries skipped: RptSeq already applied */
+	uint64_t stale_entries;       /**< entries of stale instruments not applied */
+	uint64_t stale_books;         /**< instruments stale now (gauge) */
+	uint64_t stale_marked_on_loss; /**< books made stale by BOOK_LOSS_STALE_ALL */
+	uint64_t recoveries;          /**< stale instruments made valid by a snapshot */
+	uint64_t snapshots;           /**< snapshot messages applied */
+	uint64_t snapshots_ignored;   /**< snapshot messages not needed or not newer */
+	uint64_t channel_resets;      /**< ChannelReset messages */
+	uint64_t book_resets;         /**< EmptyBook entries */
+	uint64_t definitions;         /**< definition messages applied */
+	uint64_t definitions_deleted; /**< instruments removed */
+	uint64_t declared_losses;     /**< loss ranges declared by the arbiter */
+	uint64_t lost_packets;        /**< sequence numbers declared lost */
+	uint64_t level_out_of_range;  /**< operations at level 0 or beyond depth, ignored */
+	uint64_t level_missing;       /**< Change/Overlay/Delete of an empty level */
+	uint64_t bad_entries;         /**< null or unrepresentable price, unknown type */
+	uint64_t depth_clamped;       /**< definitions deeper than BOOK_MAX_DEPTH */
+	uint64_t table_full;          /**< entries dropped: no room for a new instrument */
+	uint64_t recovery_buffered;   /**< packets copied into the recovery buffer */
+	uint64_t recovery_overflows;  /**< buffered packets overwritten while still needed */
+	uint64_t recovery_oversize;   /**< packets too large for a recovery slot */
+	uint64_t replayed_packets;    /**< buffered packets replayed after snapshots */
+	uint64_t events;              /**< events published */
+};
+
+/** A feed (opaque). */
+struct book_feed;
+
+/**
+ * Bytes a feed with this configuration needs (for book_feed_init()).
+ * @return the size, or 0 with errno = EINVAL for an invalid configuration
+ *         (capacities over the maxima, depths out of range, enums out of
+ *         range, invalid arbiter configuration).
+ * Thread safety: any thread.
+ */
+size_t book_feed_memsize(const struct book_feed_config *config);
+
+/**
+ * Build a feed in caller memory (e.g. hugepages on the NUMA node of the rx
+ * queues).  Everything the feed will ever use is laid out in it.
+ *
+ * @param mem     at least book_feed_memsize() bytes, 64-byte aligned.
+ * @param size    bytes at mem.
+ * @param config  configuration (copied); NULL for all defaults.
+ * @return the feed, or NULL with errno = EINVAL (bad configuration or
+ *         alignment) or ENOSPC (size too small).
+ * Thread safety: touches only mem.
+ */
+struct book_feed *book_feed_init(void *mem, size_t size, const struct book_feed_config *config);
+
+/**
+ * Allocate and build a feed (book_feed_init() in aligned heap memory).
+ * @return the feed, or NULL with errno = EINVAL or ENOMEM.
+ * Thread safety: any thread.
+ */
+struct book_feed *book_feed_create(const struct book_feed_config *config);
+
+/**
+ * Free a feed from book_feed_create() (a feed from book_feed_init() lives in
+ * the caller's memory and is left alone); NULL is accepted.
+ * Thread safety: the feed's thread, once it is no longer used.
+ */
+void book_feed_destroy(struct book_feed *feed);
+
+/**
+ * Per-packet entry point: one received UDP payload of the channel.
+ * Incremental packets go through the arbiter (possibly held, released
+ * later, or dropped as duplicates); snapshot and definition packets are
+ * decoded at once (both feeds: a second copy of a snapshot is ignored by
+ * its RptSeq).  Events and callbacks run before it returns.
+ *
+ * @param feed    feed.
+ * @param stream  which stream of the channel the packet came on.
+ * @param id      MDP3_FEED_A or MDP3_FEED_B.
+ * @param data    UDP payload (binary packet header first); only read, not
+ *                kept after the call.
+ * @param length  bytes at data.
+ * @param rx_ns   rx time, ns (NIC or capture timestamp; drives gap waits).
+ * @return incremental: an enum mdp3_arb_verdict (>= 0); snapshot and
+ *         definition: 0, or -EBADMSG for a malformed packet (counted);
+ *         -EINVAL for NULL feed/data or stream/id out of range.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_packet(struct book_feed *feed, enum mdp3_stream stream, enum mdp3_feed_id id,
+		const uint8_t *data, size_t length, uint64_t rx_ns);
+
+/**
+ * Apply one incremental packet that is already in sequence (arbitrated
+ * elsewhere, or a single feed trusted as is): the arbiter is bypassed (no
+ * duplicate, gap or hold handling, its counters untouched); everything after
+ * it is the same (decode, RptSeq, books, recovery buffer, events,
+ * on_packet).  Do not mix with book_feed_packet() on the incremental stream
+ * of the same feed.
+ *
+ * @return 0; -EBADMSG for a malformed packet (counted, nothing applied);
+ *         -EINVAL for NULL feed/data or id out of range.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_apply(struct book_feed *feed, enum mdp3_feed_id id, const uint8_t *data,
+		size_t length, uint64_t rx_ns);
+
+/**
+ * book_feed_packet() for a datagram identified by its destination: the
+ * route table says which stream and feed it is.
+ *
+ * @return as book_feed_packet(); -ENOENT when no route matches (nothing
+ *         done); -EINVAL for NULL routes.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_datagram(struct book_feed *feed, const struct mdp3_routes *routes, uint32_t dst_ip,
+		uint16_t dst_port, const uint8_t *data, size_t length, uint64_t rx_ns);
+
+/**
+ * One TCP segment payload of an MDP conflated-TCP session (0xCAFE frames):
+ * snapshots 61/68 replace books, incrementals apply without RptSeq checks
+ * (TCP is ordered and lossless).
+ * @return 0, -EBADMSG for a malformed frame (earlier frames applied), -EINVAL.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_tcp(struct book_feed *feed, const uint8_t *data, size_t length, uint64_t rx_ns);
+
+/**
+ * The exchange restarted the incremental sequence (weekly start, failover):
+ * the arbiter forgets its sequence (the next packet sets it; nothing held is
+ * applied) and the recovery buffer is emptied.  Books, RptSeq and states are
+ * kept.  See also mdp3_arb_config.reset_distance for automatic detection.
+ * @return 0, or -EINVAL for NULL.
+ * Thread safety: the feed's thread only.
+ */
+int book_feed_sequence_reset(struct book_feed *feed);
+
+/**
+ * Let time pass without traffic (a timer on the decode lcore): gaps older
+ * than the arbiter's wait_ns are declared lost and held packets applied.
+ * @return packets applied, or -EINVAL for NULL.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_poll(struct book_feed *feed, uint64_t now_ns);
+
+/**
+ * End of input: declare open gaps lost, apply everything held, publish
+ * pending book changes.
+ * @return packets applied, or -EINVAL for NULL.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_flush(struct book_feed *feed, uint64_t now_ns);
+
+/**
+ * Instrument by SecurityID.
+ * @return the instrument, or NULL with errno = ENOENT (or EINVAL for NULL).
+ * Thread safety: the feed's thread (or while it is idle).
+ */
+const struct book_instrument *book_feed_find(const struct book_feed *feed, int32_t security_id);
+
+/**
+ * Instrument slots (max_instruments); iterate with book_feed_instrument().
+ * @return the capacity, 0 for NULL.
+ * Thread safety: any thread (constant after init).
+ */
+uint32_t book_feed_capacity(const struct book_feed *feed);
+
+/**
+ * Instruments held now.
+ * @return the count, 0 for NULL.
+ * Thread safety: the feed's thread (or while it is idle).
+ */
+uint32_t book_feed_instrument_count(const struct book_feed *feed);
+
+/**
+ * Instrument in a slot.  Slots are filled in order of creation; a removed
+ * instrument's slot is reused.
+ * @return the instrument, or NULL when the slot is free, index is out of
+ *         range or feed is NULL.
+ * Thread safety: the feed's thread (or while it is idle).
+ */
+const struct book_instrument *book_feed_instrument(const struct book_feed *feed, uint32_t index);
+
+/**
+ * Hash of every book of the feed: the sum of book_instrument_hash() over
+ * its instruments (independent of their order in the table).
+ * @return the hash, 0 for NULL or no instrument.
+ * Thread safety: the feed's thread (or while it is idle).  O(instruments).
+ */
+uint64_t book_feed_hash(const struct book_feed *feed);
+
+/**
+ * Counters of the feed.
+ * @return a pointer valid while the feed lives, NULL for NULL.
+ * Thread safety: read on the feed's thread or while it is idle (plain
+ * 64-bit counters, no atomics).
+ */
+const struct book_feed_counters *book_feed_counters(const struct book_feed *feed);
+
+/**
+ * Counters of the feed's incremental arbiter.
+ * @return as book_feed_counters().
+ */
+const struct mdp3_arb_counters *book_feed_arb_counters(const struct book_feed *feed);
+
+/**
+ * The configuration in use, defaults filled in.
+ * @return a pointer valid while the feed lives, NULL for NULL.
+ * Thread safety: any thread (constant after init).
+ */
+const struct book_feed_config *book_feed_config(const struct book_feed *feed);
+
+/** Name of a state ("ok", "stale"), "?" out of range.  Any thread. */
+const char *book_state_name(enum book_state state);
+
+/** Name of an action ("new", "change", ...), "?" out of range.  Any thread. */
+const char *book_action_name(enum book_action action);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BOOK_H */

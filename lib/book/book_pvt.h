@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Inline internals of lib/book shared by book.c and book_feed.c: the level
+ * operation (hot path), tops, price scaling.  Not an interface.
+ */
+#ifndef BOOK_PVT_H
+#define BOOK_PVT_H
+
+#include <errno.h>
+#include <string.h>
+
+#include "book.h"
+
+#define BOOK__ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* Slow path of price scaling (down-scaling, exponents far apart). */
+int book__price_scale(int64_t mantissa, int exponent, int target_exponent, int64_t *out);
+
+/* 10^0 .. 10^18 */
+extern const int64_t book__pow10[19];
+
+/*
+ * Exact mantissa at target_exponent.  The common cases stay inline: the
+ * same exponent (PRICE9 books) and a coarser one (PRICE, 10^-7, into
+ * 10^-9 books: one checked multiply).
+ */
+BOOK__ALWAYS_INLINE int
+book__price_normalize(int64_t mantissa, int exponent, int target_exponent, int64_t *out)
+{
+	int d = exponent - target_exponent;
+
+	if (__builtin_expect(d == 0, 1) && mantissa != BOOK_PRICE_NONE) {
+		*out = mantissa;
+		return 0;
+	}
+	if (d > 0 && d <= 18 && mantissa != BOOK_PRICE_NONE) {
+		if (__builtin_mul_overflow(mantissa, book__pow10[d], out) ||
+				*out == BOOK_PRICE_NONE)
+			return -ERANGE;
+		return 0;
+	}
+	return book__price_scale(mantissa, exponent, target_exponent, out);
+}
+
+static inline void
+book__level_set(struct book_level *l, const struct book_level *v)
+{
+	l->price = v->price;
+	l->qty = v->qty;
+	l->orders = v->orders;
+	l->reserved = 0;
+}
+
+static inline void
+book__level_empty(struct book_level *l)
+{
+	l->price = BOOK_PRICE_NONE;
+	l->qty = 0;
+	l->orders = 0;
+	l->reserved = 0;
+}
+
+/*
+ * Level moves are short (at most BOOK_MAX_DEPTH - 1 levels of 24 bytes): a
+ * plain loop beats a call to memmove.
+ */
+static inline void
+book__levels_down(struct book_level *levels, unsigned int from, unsigned int depth)
+{
+	unsigned int j;
+
+	for (j = depth - 1; j > from; j--)
+		levels[j] = levels[j - 1];
+}
+
+static inline void
+book__levels_up(struct book_level *levels, unsigned int to, unsigned int by,
+		unsigned int depth)
+{
+	unsigned int j;
+
+	for (j = to; j + by < depth; j++)
+		levels[j] = levels[j + by];
+}
+
+/* depth in 1..BOOK_MAX_DEPTH (checked by callers). */
+BOOK__ALWAYS_INLINE int
+book__levels_apply(struct book_level *levels, unsigned int depth, enum book_action action,
+		unsigned int level, const struct book_level *value)
+{
+	unsigned int i = level - 1, n;
+	int was_empty;
+
+	switch (action) {
+	case BOOK_ACTION_NEW:
+		if (level == 0 || level > depth)
+			return -ERANGE;
+		if (value == NULL)
+			return -EINVAL;
+		book__levels_down(levels, i, depth);
+		book__level_set(&levels[i], value);
+		return 0;
+	case BOOK_ACTION_CHANGE:
+	case BOOK_ACTION_OVERLAY:
+		if (level == 0 || level > depth)
+			return -ERANGE;
+		if (value == NULL)
+			return -EINVAL;
+		was_empty = levels[i].price == BOOK_PRICE_NONE;
+		book__level_set(&levels[i], value);
+		return was_empty;
+	case BOOK_ACTION_DELETE:
+		if (level == 0 || level > depth)
+			return -ERANGE;
+		was_empty = levels[i].price == BOOK_PRICE_NONE;
+		book__levels_up(levels, i, 1, depth);
+		book__level_empty(&levels[depth - 1]);
+		return was_empty;
+	case BOOK_ACTION_DELETE_THRU:
+		for (i = 0; i < depth; i++)
+			book__level_empty(&levels[i]);
+		return 0;
+	case BOOK_ACTION_DELETE_FROM:
+		if (level == 0)
+			return -ERANGE;
+		n = level < depth ? level : depth;
+		book__levels_up(levels, 0, n, depth);
+		for (i = depth - n; i < depth; i++)
+			book__level_empty(&levels[i]);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Empty levels are normalised (price BOOK_PRICE_NONE, qty 0, orders 0). */
+BOOK__ALWAYS_INLINE void
+book__top_of(const struct book_level *bid, const struct book_level *ask, struct book_top *t)
+{
+	t->bid_price = bid->price;
+	t->bid_qty = bid->qty;
+	t->bid_orders = bid->orders;
+	t->ask_price = ask->price;
+	t->ask_qty = ask->qty;
+	t->ask_orders = ask->orders;
+}
+
+/* The better of the outright and implied best levels; equal prices add up. */
+BOOK__ALWAYS_INLINE void
+book__merge_side(int64_t op, int64_t oq, int32_t oo, int64_t ip, int64_t iq, int32_t io,
+		bool bid, int64_t *price, int64_t *qty, int32_t *orders)
+{
+	bool use_o, use_i;
+
+	if (op == BOOK_PRICE_NONE || ip == BOOK_PRICE_NONE) {
+		use_o = op != BOOK_PRICE_NONE;
+		use_i = !use_o;
+	} else {
+		use_o = bid ? op >= ip : op <= ip;
+		use_i = bid ? ip >= op : ip <= op;
+	}
+	*price = use_o ? op : ip;
+	*qty = (use_o ? oq : 0) + (use_i ? iq : 0);
+	*orders = (use_o ? oo : 0) + (use_i ? io : 0);
+}
+
+BOOK__ALWAYS_INLINE void
+book__top(const struct book_instrument *in, struct book_top *outright, struct book_top *implied,
+		struct book_top *consolidated)
+{
+	static const struct book_level none = { .price = BOOK_PRICE_NONE };
+
+	book__top_of(&in->bid[0], &in->ask[0], outright);
+	if (in->implied_depth > 0)
+		book__top_of(&in->implied_bid[0], &in->implied_ask[0], implied);
+	else
+		book__top_of(&none, &none, implied);
+	book__merge_side(outright->bid_price, outright->bid_qty, outright->bid_orders,
+			implied->bid_price, implied->bid_qty, implied->bid_orders, true,
+			&consolidated->bid_price, &consolidated->bid_qty,
+			&consolidated->bid_orders);
+	book__merge_side(outright->ask_price, outright->ask_qty, outright->ask_orders,
+			implied->ask_price, implied->ask_qty, implied->ask_orders, false,
+			&consolidated->ask_price, &consolidated->ask_qty,
+			&consolidated->ask_orders);
+}
+
+#endif /* BOOK_PVT_H */
