@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <arpa/inet.h>
 #include <libconfig.h>
 
 #include "config_pvt.h"
@@ -799,6 +800,34 @@ static void check_credentials(struct cfg_ctx *cc, const char *path, uint32_t lin
 	}
 }
 
+/* The iLink 3 gateway and session identity. Whether a live session has all
+ * it needs is the program's check (a profile may name credentials for
+ * another tool, as colo-example does); only the forms are checked here. */
+static void load_gateway(struct cfg_ctx *cc)
+{
+	struct tw_cfg_session *se = &cc->cfg->session;
+	struct tw_cfg_finding *f;
+	struct in_addr addr;
+	uint32_t line;
+	int64_t v;
+
+	if (get_string(cc, "session", "gateway_host", se->gateway_host,
+		       sizeof(se->gateway_host), &line) && se->gateway_host[0] != '\0' &&
+	    inet_pton(AF_INET, se->gateway_host, &addr) != 1) {
+		f = error_at(cc, line, "session.gateway_host = \"%s\": not an IPv4 address",
+			     se->gateway_host);
+		tw_cfg_finding_hint(f, "write the gateway's address as a dotted quad, "
+				    "e.g. \"127.0.0.1\"");
+	}
+	se->gateway_line = line;
+	if (get_int(cc, "session", "gateway_port", &v, NULL))
+		se->gateway_port = (uint16_t)v;
+	if (get_int(cc, "session", "keep_alive_ms", &v, NULL))
+		se->keep_alive_ms = (uint16_t)v;
+	get_string(cc, "session", "session_id", se->session_id, sizeof(se->session_id), NULL);
+	get_string(cc, "session", "firm_id", se->firm_id, sizeof(se->firm_id), NULL);
+}
+
 static void load_session(struct cfg_ctx *cc)
 {
 	struct tw_cfg *cfg = cc->cfg;
@@ -815,6 +844,8 @@ static void load_session(struct cfg_ctx *cc)
 		       sizeof(se->credentials_file), &cred_line) &&
 	    se->credentials_file[0] != '\0')
 		check_credentials(cc, se->credentials_file, cred_line);
+	se->credentials_line = cred_line;
+	load_gateway(cc);
 	if (!get_string(cc, "session", "tx_port", port_name, sizeof(port_name), &port_line))
 		return;
 	if (port_name[0] != '\0' && cc->ld->ports_read) {

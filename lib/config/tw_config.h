@@ -381,6 +381,14 @@ struct tw_cfg_session {
 	char credentials_file[TW_CFG_PATH_MAX]; /**< iLink 3 keys; "" = no log-on */
 	/** index into tw_cfg.ports orders are written to; -1 = none */
 	int32_t tx_port;
+	/** iLink 3 gateway, an IPv4 address (dotted quad); "" = none */
+	char gateway_host[16];
+	uint16_t gateway_port;            /**< its TCP port; 0 = none */
+	uint16_t keep_alive_ms;           /**< proposed FIXP KeepAliveInterval */
+	char session_id[4];               /**< iLink 3 session id (3 characters) */
+	char firm_id[6];                  /**< firm id (up to 5 characters) */
+	uint32_t credentials_line;        /**< line of credentials_file; 0 if absent */
+	uint32_t gateway_line;            /**< line of gateway_host; 0 if absent */
 };
 
 /** replay: when a replay stops. Both 0 = run until SIGINT/SIGTERM. */

@@ -329,6 +329,41 @@ static void readable_credentials_file(void **state)
 	fx_free(fx);
 }
 
+static void session_gateway(void **state)
+{
+	struct fx *fx = fx_new();
+	struct tw_cfg *cfg;
+
+	(void)state;
+	cfg = fx_expect_ok(fx);
+	assert_string_equal(cfg->session.gateway_host, "");        /* defaults */
+	assert_int_equal(cfg->session.gateway_port, 0);
+	assert_int_equal(cfg->session.keep_alive_ms, 5000);
+	fx_replace(&fx->config_text, "  tx_port = \"a\";",
+		   "  tx_port = \"a\";\n  gateway_host = \"127.0.0.1\";\n"
+		   "  gateway_port = 9563;\n  session_id = \"TWS\";\n  firm_id = \"001\";\n"
+		   "  keep_alive_ms = 1000;");
+	cfg = fx_expect_ok(fx);
+	assert_string_equal(cfg->session.gateway_host, "127.0.0.1");
+	assert_int_equal(cfg->session.gateway_line, fx_line_of(fx->config_text, "gateway_host"));
+	assert_int_equal(cfg->session.gateway_port, 9563);
+	assert_string_equal(cfg->session.session_id, "TWS");
+	assert_string_equal(cfg->session.firm_id, "001");
+	assert_int_equal(cfg->session.keep_alive_ms, 1000);
+	/* fx_replace swaps whole lines */
+	fx_replace(&fx->config_text, "\"127.0.0.1\"", "  gateway_host = \"gateway.cme\";");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "gateway_host"),
+			"session.gateway_host = \"gateway.cme\": not an IPv4 address");
+	fx_replace(&fx->config_text, "\"gateway.cme\"", "  gateway_host = \"127.0.0.1\";");
+	fx_replace(&fx->config_text, "gateway_port = 9563", "  gateway_port = 70000;");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "gateway_port"),
+			"session.gateway_port = 70000: out of range 0..65535");
+	fx_replace(&fx->config_text, "gateway_port = 70000", "  gateway_port = 9563;");
+	fx_replace(&fx->config_text, "\"TWS\"", "  session_id = \"TWSX\";");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "session_id"), "session.session_id");
+	fx_free(fx);
+}
+
 static void ratio_not_above_one(void **state)
 {
 	struct fx *fx = fx_new();
@@ -520,6 +555,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(two_stage_feeds_share_a_queue),
 		cmocka_unit_test(inline_secret),
 		cmocka_unit_test(readable_credentials_file),
+		cmocka_unit_test(session_gateway),
 		cmocka_unit_test(ratio_not_above_one),
 		cmocka_unit_test(duplicate_instrument),
 		cmocka_unit_test(order_above_risk_limit),

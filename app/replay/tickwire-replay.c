@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ *
+ * tickwire-replay: the appliance's actors without DPDK. Reads the profile
+ * (ports.ini + tickwire.cfg), replays the rx_pcap file of each port (or the
+ * files given) merged by capture time through the same feed filter, the
+ * same decode group (feed -> signal) and the same order-out actor, all
+ * stepped on this one thread, and writes the orders to a pcap file. The
+ * strategy sees the same book events as in the appliance, so its orders are
+ * the same bytes: this is the backtest path of DESIGN.md section 2
+ * ("Determinism").
+ *
+ *   tickwire-replay --ports FILE --config FILE [--orders-out FILE]
+ *                   [--print-books N] [--latency-out FILE] [PCAP...]
+ *
+ * With PCAP arguments, every file is read as if it arrived on every port
+ * (each port keeps only its feeds), which is what the demo profile does by
+ * pointing both feed ports at the one channel-340 capture.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "act.h"
+#include "tw_chain.h"
+#include "tw_config.h"
+#include "tw_pcap.h"
+
+#define MAX_INPUTS (2 * TW_CFG_MAX_PORTS)
+
+struct input {
+	struct tw_pcap *pcap;
+	char path[TW_CFG_PATH_MAX];
+	uint32_t port;          /* index in cfg->ports; UINT32_MAX: every port */
+	struct tw_pcap_frame frame;
+	bool has_frame;
+};
+
+struct replay {
+	struct tw_cfg *cfg;
+	struct input inputs[MAX_INPUTS];
+	uint32_t n_inputs;
+	FILE *orders;
+	uint64_t frames, passed, filtered;
+};
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+put_u32(FILE *f, uint32_t v)
+{
+	uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+
+	fwrite(b, 1, 4, f);
+}
+
+static void
+order_sink(void *ctx, const uint8_t *frame, uint32_t length)
+{
+	struct replay *r = ctx;
+
+	if (r->orders == NULL)
+		return;
+	/* classic pcap record; time 0: the bytes of an order carry no time */
+	put_u32(r->orders, 0);
+	put_u32(r->orders, 0);
+	put_u32(r->orders, length);
+	put_u32(r->orders, length);
+	fwrite(frame, 1, length, r->orders);
+}
+
+static FILE *
+open_orders(const char *path)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (f == NULL)
+		return NULL;
+	put_u32(f, 0xa1b2c3d4);
+	put_u32(f, 2 | (4u << 16)); /* version 2.4 */
+	put_u32(f, 0);
+	put_u32(f, 0);
+	put_u32(f, 65535);
+	put_u32(f, 1); /* Ethernet */
+	return f;
+}
+
+/* The rx_pcap= file of a vdev string, or "" */
+static void
+vdev_rx_pcap(const char *device, char *out, size_t cap)
+{
+	const char *p = strstr(device, "rx_pcap=");
+	size_t n;
+
+	out[0] = '\0';
+	if (p == NULL)
+		return;
+	p += strlen("rx_pcap=");
+	n = strcspn(p, ",");
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+static int
+add_input(struct replay *r, const char *path, uint32_t port)
+{
+	struct input *in;
+
+	if (r->n_inputs == MAX_INPUTS)
+		return -ENOSPC;
+	in = &r->inputs[r->n_inputs];
+	snprintf(in->path, sizeof(in->path), "%s", path);
+	in->port = port;
+	in->pcap = tw_pcap_open(path);
+	if (in->pcap == NULL) {
+		fprintf(stderr, "tickwire-replay: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	r->n_inputs++;
+	return 0;
+}
+
+/* The feed of @p port that a datagram belongs to, or NULL. */
+static const struct tw_cfg_feed *
+match(const struct tw_cfg *cfg, uint32_t port, const struct tw_pcap_l4 *l4)
+{
+	for (uint32_t i = 0; i < cfg->n_feeds; i++) {
+		const struct tw_cfg_feed *f = &cfg->feeds[i];
+		uint32_t group = __builtin_bswap32(f->group);
+
+		if (f->port == port && group == l4->dst_ip && f->udp_port == l4->dst_port)
+			return f;
+	}
+	return NULL;
+}
+
+static void
+deliver(struct replay *r, struct tw_chain *chain, const struct input *in)
+{
+	const struct tw_pcap_frame *fr = &in->frame;
+	struct tw_pcap_l4 l4;
+
+	r->frames++;
+	if (tw_pcap_parse_frame(fr->data, fr->caplen, fr->linktype, &l4, NULL) != 0 ||
+	    l4.protocol != 17) {
+		r->filtered++;
+		return;
+	}
+	for (uint32_t p = 0; p < r->cfg->n_ports; p++) {
+		const struct tw_cfg_feed *f;
+
+		if (in->port != UINT32_MAX && in->port != p)
+			continue;
+		f = match(r->cfg, p, &l4);
+		if (f == NULL)
+			continue;
+		struct tw_rx rx = {
+			.payload = l4.payload, .length = l4.payload_length,
+			.side = f->side == TW_CFG_SIDE_B ? TW_SIDE_B : TW_SIDE_A,
+			.stream = (uint8_t)f->kind, .t0 = mono_ns(), .rx_ns = fr->time_ns,
+		};
+		r->passed++;
+		tw_chain_rx_direct(chain, &rx);
+		act_group_drain(tw_chain_order_group(chain));
+		return;
+	}
+	r->filtered++;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: tickwire-replay --ports FILE --config FILE [--orders-out FILE]\n"
+		"                       [--print-books N] [--latency-out FILE] [PCAP...]\n"
+		"Replays the profile's rx_pcap inputs (or the PCAP files, read as arriving on\n"
+		"every port) through the appliance's actors on one thread, without DPDK.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"ports", required_argument, NULL, 'p'},
+		{"config", required_argument, NULL, 'c'},
+		{"orders-out", required_argument, NULL, 'o'},
+		{"print-books", required_argument, NULL, 'b'},
+		{"latency-out", required_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *ports = NULL, *config = NULL, *orders = NULL, *latency_out = NULL;
+	uint32_t print_books = 10;
+	struct tw_cfg_findings *findings;
+	struct tw_chain_opts o;
+	struct tw_lat_recorder lat;
+	struct replay r;
+	struct tw_chain *chain;
+	int opt, rc = 0;
+
+	memset(&r, 0, sizeof(r));
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p': ports = optarg; break;
+		case 'c': config = optarg; break;
+		case 'o': orders = optarg; break;
+		case 'b': print_books = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'l': latency_out = optarg; break;
+		default: usage(); return 2;
+		}
+	}
+	if (ports == NULL || config == NULL) {
+		usage();
+		return 2;
+	}
+	findings = malloc(sizeof(*findings));
+	if (findings == NULL)
+		return 1;
+	tw_cfg_findings_init(findings);
+	r.cfg = tw_cfg_load(ports, config, findings);
+	for (uint32_t i = 0; i < findings->count; i++) {
+		char line[1024];
+
+		if (findings->item[i].severity == TW_CFG_ERROR) {
+			tw_cfg_finding_format(&findings->item[i], line, sizeof(line));
+			fprintf(stderr, "%s\n", line);
+		}
+	}
+	free(findings);
+	if (r.cfg == NULL)
+		return 1;
+
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++)
+			if (add_input(&r, argv[i], UINT32_MAX) != 0)
+				return 1;
+	} else {
+		for (uint32_t p = 0; p < r.cfg->n_ports; p++) {
+			char path[TW_CFG_PATH_MAX];
+
+			vdev_rx_pcap(r.cfg->ports[p].device, path, sizeof(path));
+			if (path[0] != '\0' && add_input(&r, path, p) != 0)
+				return 1;
+		}
+	}
+	if (orders != NULL && (r.orders = open_orders(orders)) == NULL) {
+		fprintf(stderr, "tickwire-replay: %s: %s\n", orders, strerror(errno));
+		return 1;
+	}
+	if (tw_lat_init(&lat, latency_out != NULL ? UINT64_C(1) << 20 : 0) != 0)
+		return 1;
+
+	memset(&o, 0, sizeof(o));
+	o.decode_mailbox.name = "decode";
+	o.decode_mailbox.cpu = -1;
+	o.order_mailbox.name = "order_out";
+	o.order_mailbox.cpu = -1;
+	o.order_mailbox.capacity = r.cfg->signal_to_order_out.capacity;
+	o.order_mailbox.overflow = ACT_OVERFLOW_FAIL;
+	o.gap_wait_packets = r.cfg->arbitration.gap_wait_packets;
+	o.gap_wait_us = r.cfg->arbitration.gap_wait_us;
+	o.strategy_enabled = r.cfg->strategy.enabled;
+	o.strategy.n_instruments = r.cfg->strategy.n_instruments;
+	for (uint32_t i = 0; i < r.cfg->strategy.n_instruments &&
+			     i < TW_STRATEGY_MAX_INSTRUMENTS; i++)
+		o.strategy.instruments[i] = r.cfg->strategy.instruments[i];
+	o.strategy.ratio_numerator = r.cfg->strategy.imbalance_numerator;
+	o.strategy.ratio_denominator = r.cfg->strategy.imbalance_denominator;
+	o.strategy.order_qty = r.cfg->strategy.order_qty;
+	o.strategy.max_orders = r.cfg->strategy.max_orders;
+	o.order_sink = order_sink;
+	o.order_sink_ctx = &r;
+	o.ticks = mono_ns;
+	o.latency = &lat;
+	chain = tw_chain_create(&o);
+	if (chain == NULL) {
+		fprintf(stderr, "tickwire-replay: building the actors: %s\n", strerror(errno));
+		return 1;
+	}
+	act_group_bind(tw_chain_decode_group(chain));
+	act_group_bind(tw_chain_order_group(chain));
+
+	/* merge by capture time; ties keep input order */
+	for (uint32_t i = 0; i < r.n_inputs; i++)
+		r.inputs[i].has_frame = tw_pcap_next(r.inputs[i].pcap, &r.inputs[i].frame) == 1;
+	for (;;) {
+		struct input *best = NULL;
+
+		for (uint32_t i = 0; i < r.n_inputs; i++)
+			if (r.inputs[i].has_frame &&
+			    (best == NULL || r.inputs[i].frame.time_ns < best->frame.time_ns))
+				best = &r.inputs[i];
+		if (best == NULL)
+			break;
+		deliver(&r, chain, best);
+		best->has_frame = tw_pcap_next(best->pcap, &best->frame) == 1;
+	}
+	tw_chain_tick(chain, UINT64_MAX / 2, true);
+	act_group_drain(tw_chain_order_group(chain));
+
+	printf("== tickwire-replay, %" PRIu64 " frames, %" PRIu64 " passed, %" PRIu64
+	       " filtered\n", r.frames, r.passed, r.filtered);
+	tw_chain_print(chain, stdout, print_books);
+	if (latency_out != NULL) {
+		struct tw_lat_header h = {.tsc_hz = 1000000000u, .label = "replay"};
+
+		if (tw_lat_write(&lat, latency_out, &h) != 0) {
+			fprintf(stderr, "tickwire-replay: writing %s failed\n", latency_out);
+			rc = 1;
+		}
+	}
+	tw_chain_destroy(chain);
+	tw_lat_fini(&lat);
+	if (r.orders != NULL && fclose(r.orders) != 0)
+		rc = 1;
+	for (uint32_t i = 0; i < r.n_inputs; i++)
+		tw_pcap_close(r.inputs[i].pcap);
+	tw_cfg_free(r.cfg);
+	return rc;
+}

@@ -1,0 +1,1411 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ *
+ * tickwire: the DPDK appliance (DESIGN.md sections 1, 5, 7).
+ *
+ *   tickwire [EAL args] -- --ports FILE --config FILE [--latency-out FILE]
+ *            [--stats-interval S] [--print-books N] [--rx-clock tsc|nic]
+ *
+ * Threads (lcores from tickwire.cfg):
+ *  - capture A / capture B (two-stage): rx bursts of 32 with prefetch, t0 per
+ *    packet, keep only the configured feeds (destination group + UDP port of
+ *    the queue's feeds), hand each packet to the decode group with act_send()
+ *    of a pooled TW_MSG_RX (or an rte_ring of mbufs when the profile says
+ *    rte_ring). They never block: a full hand-off is counted and the mbuf
+ *    freed.
+ *  - decode: steps the decode group (act_group_step) — feed (lib/book:
+ *    arbiter, decoder, book) -> signal by act_fast_send — and frees the
+ *    mbufs. One-thread topology: it polls the rx queues itself and calls the
+ *    chain directly.
+ *  - order-out: steps its own group. With session.credentials_file it runs
+ *    lib/ilink3's session (non-blocking TCP to session.gateway_host:port,
+ *    stepped from its loop) behind pre-trade risk (il3_risk_*, limits from
+ *    risk { }); without, it writes each order as a UDP packet to the
+ *    session's tx port. Every order is answered to the strategy (sent, or
+ *    refused and why); execution reports are relayed to it. Kill switch:
+ *    telemetry /tickwire/kill,on|off or SIGUSR1 (cancels open orders,
+ *    refuses new ones).
+ *  - main: signals, stop conditions, periodic stats, telemetry
+ *    (/tickwire/stats, /tickwire/book,<id>, /tickwire/latency), teardown.
+ *
+ * Shutdown order: captures stop first, then decode drains what was handed
+ * to it and flushes the arbiter, then order-out drains (and terminates the
+ * session), then decode handles the last replies and execution reports; so
+ * every mbuf is freed, every order written and every report seen by the
+ * strategy before the ports are closed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_prefetch.h>
+#include <rte_ring.h>
+#include <rte_telemetry.h>
+
+#include "act.h"
+#include "tw_chain.h"
+#include "tw_config.h"
+#include "tw_pcap.h"
+#include "tw_preflight.h"
+#include "tw_topo.h"
+
+RTE_LOG_REGISTER(tw_log_app, tickwire.app, INFO);
+RTE_LOG_REGISTER(tw_log_capture, tickwire.capture, INFO);
+RTE_LOG_REGISTER(tw_log_decode, tickwire.decode, INFO);
+RTE_LOG_REGISTER(tw_log_order, tickwire.order, INFO);
+
+#define TW_LOG(level, type, ...) rte_log(RTE_LOG_##level, tw_log_##type, "tickwire: " __VA_ARGS__)
+
+#define BURST 32
+#define PREFETCH_AHEAD 3
+#define MAX_QUEUES 16
+#define MAX_QUEUE_FEEDS 8
+#define TICK_US 100
+
+/* -- state ------------------------------------------------------------------- */
+
+struct queue_feed {
+	uint32_t group;        /* host byte order */
+	uint16_t udp_port;
+	uint8_t side;
+	uint8_t stream;
+};
+
+/* One rx queue and the feeds it carries. */
+struct rx_queue {
+	uint16_t port_id;
+	uint16_t queue;
+	uint32_t n_feeds;
+	struct queue_feed feeds[MAX_QUEUE_FEEDS];
+};
+
+/* Counters of one polling lcore: single writer, relaxed readers. */
+struct poll_stats {
+	uint64_t rx;
+	uint64_t passed;
+	uint64_t filtered;
+	uint64_t handoff_drops;
+	uint64_t over_budget;
+	uint64_t bursts;
+};
+
+struct poller {
+	const char *name;
+	unsigned int lcore;
+	uint32_t n_queues;
+	struct rx_queue queues[MAX_QUEUES];
+	struct poll_stats stats;
+};
+
+/* What travels with an mbuf through the rte_ring hand-off. */
+struct rx_meta {                 /* 16 bytes: the mbuf's dynamic area is small */
+	uint64_t t0;
+	uint16_t offset;
+	uint16_t length;
+	uint16_t qlen;                  /* saturates at 65535 */
+	uint8_t side;
+	uint8_t stream;
+};
+
+struct app {
+	struct tw_cfg *cfg;
+	const char *latency_out;
+	uint32_t stats_interval_ms;
+	uint32_t print_books;
+	bool rx_clock_nic;
+	uint64_t latency_max;
+	struct tw_topo_opts topo;        /* start-up check: this machine, or a test's */
+
+	struct rte_mempool *pool;
+	uint16_t port_ids[TW_CFG_MAX_PORTS];
+	bool port_started[TW_CFG_MAX_PORTS];
+	int tx_port;                     /* DPDK port id of the order port, -1 none */
+	int ts_offset;                   /* mbuf rx timestamp dynfield, -1 none */
+	uint64_t ts_flag;
+	int meta_offset;                 /* rx_meta dynfield (rte_ring hand-off) */
+
+	struct poller capture[2];
+	struct poller decode_poll;       /* one-thread topology */
+	struct rte_ring *ring;           /* rte_ring hand-off, else NULL */
+	uint64_t ring_drops;
+
+	struct tw_chain *chain;
+	struct tw_lat_recorder latency;
+	uint64_t tsc_hz;
+	uint64_t tx_fail;
+
+	_Atomic uint64_t rx_budget_used; /* replay.stop_after_packets */
+	_Atomic bool quit_capture;
+	_Atomic bool quit_decode;
+	_Atomic bool quit_order;
+	_Atomic bool decode_flushed;     /* decode lcore: input drained and flushed */
+	_Atomic bool quit_decode_final;  /* decode lcore: order-out is done, exit */
+	_Atomic bool chain_ready;
+	_Atomic int session_state;       /* enum il3_state, -1: no session */
+	bool has_session;
+	struct il3_session_config session;
+};
+
+static struct app g_app;
+static volatile sig_atomic_t g_signal;
+static volatile sig_atomic_t g_kill_request;
+
+static void
+on_signal(int signo)
+{
+	g_signal = signo;
+}
+
+/* SIGUSR1: the kill switch. Only a flag; the main lcore acts on it. */
+static void
+on_kill_signal(int signo)
+{
+	(void)signo;
+	g_kill_request = 1;
+}
+
+static uint64_t
+wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+read_tsc(void)
+{
+	return rte_rdtsc();
+}
+
+static inline uint64_t
+tsc_to_ns(uint64_t tsc)
+{
+	return (uint64_t)((__uint128_t)tsc * 1000000000u / g_app.tsc_hz);
+}
+
+static inline void
+bump(uint64_t *counter, uint64_t n)
+{
+	/* single writer; pairs with the relaxed loads of the main lcore */
+	__atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t
+peek(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+/* -- rx path ------------------------------------------------------------------- */
+
+/* Keep only the queue's configured feeds. @return the feed or NULL. */
+static inline const struct queue_feed *
+match_feed(const struct rx_queue *q, struct rte_mbuf *m, struct tw_pcap_l4 *l4)
+{
+	if (m->nb_segs != 1 ||
+	    tw_pcap_parse_frame(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+				TW_PCAP_LINKTYPE_ETHERNET, l4, NULL) != 0 ||
+	    l4->protocol != 17)
+		return NULL;
+	for (uint32_t i = 0; i < q->n_feeds; i++)
+		if (q->feeds[i].group == l4->dst_ip && q->feeds[i].udp_port == l4->dst_port)
+			return &q->feeds[i];
+	return NULL;
+}
+
+/* replay.stop_after_packets: how many of @p n received packets may pass. */
+static inline uint16_t
+budget(uint16_t n)
+{
+	uint64_t limit = g_app.cfg->replay.stop_after_packets, before;
+
+	if (limit == 0)
+		return n;
+	before = atomic_fetch_add_explicit(&g_app.rx_budget_used, n, memory_order_relaxed);
+	if (before >= limit)
+		return 0;
+	return before + n <= limit ? n : (uint16_t)(limit - before);
+}
+
+static inline uint64_t
+rx_ns_of(struct rte_mbuf *m, uint64_t t0)
+{
+	if (g_app.ts_offset >= 0 && (m->ol_flags & g_app.ts_flag))
+		return *RTE_MBUF_DYNFIELD(m, g_app.ts_offset, rte_mbuf_timestamp_t *);
+	return tsc_to_ns(t0);
+}
+
+/* Hand one accepted packet to the decode group. @return true if handed. */
+static inline bool
+hand_off(struct rte_mbuf *m, const struct queue_feed *f, const struct tw_pcap_l4 *l4,
+	 uint64_t t0, uint32_t idx)
+{
+	struct act_msg *msg = act_msg_alloc(TW_MSG_RX, sizeof(struct tw_rx));
+	struct tw_rx *rx;
+
+	if (msg == NULL)
+		return false;
+	rx = ACT_PAYLOAD(msg, struct tw_rx);
+	memset(rx, 0, sizeof(*rx));
+	rx->cookie = m;
+	rx->payload = l4->payload;
+	rx->length = l4->payload_length;
+	rx->side = f->side;
+	rx->stream = f->stream;
+	rx->t0 = t0;
+	rx->rx_ns = rx_ns_of(m, t0);
+	rx->burst_idx = idx;
+	if (act_send(tw_chain_feed(g_app.chain), msg) != 0) {
+		act_msg_free(msg);
+		return false;
+	}
+	return true;
+}
+
+static void
+poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
+{
+	struct rte_mbuf *pkts[BURST];
+	struct rte_mbuf *to_ring[BURST];
+	struct tw_pcap_l4 l4;
+	uint16_t n, allowed, n_ring = 0;
+	uint32_t ring_qlen = 0;
+
+	n = rte_eth_rx_burst(q->port_id, q->queue, pkts, BURST);
+	if (n == 0)
+		return;
+	bump(&p->stats.bursts, 1);
+	bump(&p->stats.rx, n);
+	allowed = budget(n);
+	if (allowed < n) {
+		rte_pktmbuf_free_bulk(&pkts[allowed], n - allowed);
+		bump(&p->stats.over_budget, n - allowed);
+		n = allowed;
+	}
+	for (uint16_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	if (g_app.ring != NULL && !direct)
+		ring_qlen = rte_ring_count(g_app.ring);
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct queue_feed *f;
+		uint64_t t0 = rte_rdtsc();
+
+		if (i + PREFETCH_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
+		f = match_feed(q, m, &l4);
+		if (f == NULL) {
+			bump(&p->stats.filtered, 1);
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (direct) {
+			struct tw_rx rx = {
+				.cookie = m, .payload = l4.payload, .length = l4.payload_length,
+				.side = f->side, .stream = f->stream, .t0 = t0,
+				.rx_ns = rx_ns_of(m, t0), .qlen = 0, .burst_idx = i,
+			};
+			bump(&p->stats.passed, 1);
+			if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
+				bump(&p->stats.handoff_drops, 1);
+				rte_pktmbuf_free(m);
+			}
+		} else if (g_app.ring != NULL) {
+			struct rx_meta *meta = RTE_MBUF_DYNFIELD(m, g_app.meta_offset,
+								 struct rx_meta *);
+
+			meta->t0 = t0;
+			meta->qlen = ring_qlen + n_ring > UINT16_MAX ? UINT16_MAX :
+				(uint16_t)(ring_qlen + n_ring);
+			meta->offset = (uint16_t)(l4.payload - rte_pktmbuf_mtod(m, const uint8_t *));
+			meta->length = (uint16_t)l4.payload_length;
+			meta->side = f->side;
+			meta->stream = f->stream;
+			to_ring[n_ring++] = m;
+		} else if (hand_off(m, f, &l4, t0, i)) {
+			bump(&p->stats.passed, 1);
+		} else {
+			bump(&p->stats.handoff_drops, 1);
+			rte_pktmbuf_free(m);
+		}
+	}
+	if (n_ring != 0) {
+		unsigned int done = rte_ring_enqueue_burst(g_app.ring, (void **)to_ring, n_ring,
+							   NULL);
+
+		bump(&p->stats.passed, done);
+		if (done < n_ring) {
+			bump(&p->stats.handoff_drops, n_ring - done);
+			rte_pktmbuf_free_bulk(&to_ring[done], n_ring - done);
+		}
+	}
+}
+
+static int
+capture_main(void *arg)
+{
+	struct poller *p = arg;
+
+	TW_LOG(INFO, capture, "%s on lcore %u, %u rx queue(s)\n", p->name, rte_lcore_id(),
+	       p->n_queues);
+	while (!atomic_load_explicit(&g_app.quit_capture, memory_order_acquire))
+		for (uint32_t i = 0; i < p->n_queues; i++)
+			poll_queue(p, &p->queues[i], false);
+	return 0;
+}
+
+/* -- decode lcore ----------------------------------------------------------------- */
+
+static void
+drain_ring(void)
+{
+	void *objs[BURST];
+	unsigned int n;
+
+	while ((n = rte_ring_dequeue_burst(g_app.ring, objs, BURST, NULL)) != 0) {
+		for (unsigned int i = 0; i < n; i++) {
+			struct rte_mbuf *m = objs[i];
+			const struct rx_meta *meta = RTE_MBUF_DYNFIELD(m, g_app.meta_offset,
+								       const struct rx_meta *);
+			struct tw_rx rx = {
+				.cookie = m,
+				.payload = rte_pktmbuf_mtod(m, const uint8_t *) + meta->offset,
+				.length = meta->length, .side = meta->side, .stream = meta->stream,
+				.t0 = meta->t0, .rx_ns = rx_ns_of(m, meta->t0), .qlen = meta->qlen,
+				.burst_idx = i,
+			};
+			if (i + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod((struct rte_mbuf *)objs[i + 1], void *));
+			if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
+				g_app.ring_drops++;
+				rte_pktmbuf_free(m);
+			}
+		}
+	}
+}
+
+static int
+decode_main(void *arg)
+{
+	struct act_group *g = tw_chain_decode_group(g_app.chain);
+	const bool one_thread = g_app.cfg->topology == TW_CFG_TOPOLOGY_ONE_THREAD;
+	const uint64_t tick = g_app.tsc_hz / (1000000 / TICK_US);
+	uint64_t next_tick = rte_rdtsc() + tick;
+
+	(void)arg;
+	TW_LOG(INFO, decode, "decode group on lcore %u (%s)\n", rte_lcore_id(),
+	       tw_cfg_topology_name(g_app.cfg->topology));
+	act_group_bind(g);
+	while (!atomic_load_explicit(&g_app.quit_decode, memory_order_acquire)) {
+		uint64_t now;
+
+		if (one_thread) {
+			for (uint32_t i = 0; i < g_app.decode_poll.n_queues; i++)
+				poll_queue(&g_app.decode_poll, &g_app.decode_poll.queues[i], true);
+		} else if (g_app.ring != NULL) {
+			drain_ring();
+		}
+		act_group_step(g, 0);
+		now = rte_rdtsc();
+		if (now >= next_tick) {
+			tw_chain_tick(g_app.chain, tsc_to_ns(now), false);
+			next_tick = now + tick;
+		}
+	}
+	/* Captures have stopped: run what they handed over, then end of input. */
+	if (g_app.ring != NULL)
+		drain_ring();
+	act_group_drain(g);
+	tw_chain_tick(g_app.chain, tsc_to_ns(rte_rdtsc()), true);
+	TW_LOG(DEBUG, decode, "decode group drained\n");
+	/* pairs with the acquire load of the main lcore */
+	atomic_store_explicit(&g_app.decode_flushed, true, memory_order_release);
+	/* No new order can come now; order-out's replies and execution reports
+	 * still arrive on this group's mailbox until order-out has finished. */
+	while (!atomic_load_explicit(&g_app.quit_decode_final, memory_order_acquire))
+		if (act_group_step(g, 0) == 0)
+			rte_delay_us_sleep(100);
+	act_group_drain(g);
+	return 0;
+}
+
+/* -- order-out lcore --------------------------------------------------------------- */
+
+static void
+order_sink(void *ctx, const uint8_t *frame, uint32_t length)
+{
+	struct rte_mbuf *m;
+	char *dst;
+
+	(void)ctx;
+	if (g_app.tx_port < 0)
+		return;
+	m = rte_pktmbuf_alloc(g_app.pool);
+	if (m == NULL) {
+		g_app.tx_fail++;
+		return;
+	}
+	dst = rte_pktmbuf_append(m, (uint16_t)length);
+	if (dst == NULL) {
+		rte_pktmbuf_free(m);
+		g_app.tx_fail++;
+		return;
+	}
+	memcpy(dst, frame, length);
+	if (rte_eth_tx_burst((uint16_t)g_app.tx_port, 0, &m, 1) != 1) {
+		rte_pktmbuf_free(m);
+		g_app.tx_fail++;
+	}
+}
+
+/* Terminate the session politely: at most this long for the gateway's answer. */
+#define TERMINATE_WAIT_NS UINT64_C(500000000)
+
+static int
+order_main(void *arg)
+{
+	struct act_group *g = tw_chain_order_group(g_app.chain);
+
+	(void)arg;
+	TW_LOG(INFO, order, "order-out on lcore %u%s\n", rte_lcore_id(),
+	       g_app.has_session ? ", iLink 3 session" : "");
+	act_group_bind(g);
+	while (!atomic_load_explicit(&g_app.quit_order, memory_order_acquire)) {
+		int busy = act_group_step(g, 0);
+
+		if (g_app.has_session) {
+			int state = tw_chain_order_poll(g_app.chain, wall_ns());
+
+			/* pairs with the acquire load of the main lcore's wait */
+			atomic_store_explicit(&g_app.session_state, state, memory_order_release);
+		} else if (busy == 0) {
+			rte_pause();
+		}
+	}
+	act_group_drain(g);
+	if (g_app.has_session) {
+		const uint64_t until = wall_ns() + TERMINATE_WAIT_NS;
+
+		tw_chain_order_terminate(g_app.chain, wall_ns());
+		while (wall_ns() < until &&
+		       tw_chain_order_poll(g_app.chain, wall_ns()) != IL3_STATE_DISCONNECTED)
+			act_group_step(g, 0);
+		act_group_drain(g);
+	}
+	return 0;
+}
+
+/* -- ports -------------------------------------------------------------------------- */
+
+static int
+port_socket(uint16_t port_id)
+{
+	int socket = rte_eth_dev_socket_id(port_id);
+
+	return socket < 0 ? (int)rte_socket_id() : socket;
+}
+
+static int
+port_up(uint32_t index)
+{
+	const struct tw_cfg_port *cp = &g_app.cfg->ports[index];
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mc[TW_CFG_MAX_FEEDS];
+	uint16_t port_id, rxd = cp->rx_desc, txd = cp->tx_desc;
+	uint32_t n_mc = 0;
+	int rc, socket;
+
+	if (rte_eth_dev_get_port_by_name(cp->devname, &port_id) != 0) {
+		fprintf(stderr, "%s:%u: port %s: no DPDK port named %s (not probed: "
+			"device missing or bound to the kernel driver)\n",
+			g_app.cfg->ports_path, cp->device_line, cp->name, cp->devname);
+		return -ENODEV;
+	}
+	g_app.port_ids[index] = port_id;
+	socket = port_socket(port_id);
+
+	rc = rte_eth_dev_info_get(port_id, &info);
+	if (rc != 0)
+		return rc;
+	memset(&conf, 0, sizeof(conf));
+	if (g_app.rx_clock_nic && cp->rx_queues > 0 &&
+	    (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+	rc = rte_eth_dev_configure(port_id, cp->rx_queues, cp->tx_queues, &conf);
+	if (rc != 0) {
+		TW_LOG(ERR, app, "port %s: configure: %s\n", cp->name, rte_strerror(-rc));
+		return rc;
+	}
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
+	if (rc != 0)
+		return rc;
+	for (uint16_t q = 0; q < cp->rx_queues; q++) {
+		rc = rte_eth_rx_queue_setup(port_id, q, rxd, (unsigned int)socket, NULL, g_app.pool);
+		if (rc != 0) {
+			TW_LOG(ERR, app, "port %s: rx queue %u: %s\n", cp->name, q, rte_strerror(-rc));
+			return rc;
+		}
+	}
+	for (uint16_t q = 0; q < cp->tx_queues; q++) {
+		rc = rte_eth_tx_queue_setup(port_id, q, txd, (unsigned int)socket, NULL);
+		if (rc != 0) {
+			TW_LOG(ERR, app, "port %s: tx queue %u: %s\n", cp->name, q, rte_strerror(-rc));
+			return rc;
+		}
+	}
+	rc = rte_eth_dev_start(port_id);
+	if (rc != 0) {
+		TW_LOG(ERR, app, "port %s: start: %s\n", cp->name, rte_strerror(-rc));
+		return rc;
+	}
+	g_app.port_started[index] = true;
+
+	/* Multicast: the groups of the feeds arriving on this port. */
+	for (uint32_t f = 0; f < g_app.cfg->n_feeds; f++) {
+		const struct tw_cfg_feed *feed = &g_app.cfg->feeds[f];
+		uint32_t group = rte_be_to_cpu_32(feed->group);
+
+		if (feed->port != index)
+			continue;
+		mc[n_mc] = (struct rte_ether_addr){{0x01, 0x00, 0x5e, (group >> 16) & 0x7f,
+						    (group >> 8) & 0xff, group & 0xff}};
+		n_mc++;
+	}
+	if (n_mc != 0) {
+		rc = rte_eth_dev_set_mc_addr_list(port_id, mc, n_mc);
+		if (rc != 0) {
+			TW_LOG(DEBUG, app, "port %s: multicast list: %s; all-multicast instead\n",
+			       cp->name, rte_strerror(-rc));
+			rc = rte_eth_allmulticast_enable(port_id);
+			if (rc != 0)
+				TW_LOG(DEBUG, app, "port %s: all-multicast: %s (the vdev receives "
+				       "everything anyway)\n", cp->name, rte_strerror(-rc));
+		}
+	}
+	TW_LOG(INFO, app, "port %s (%s, port id %u, socket %d): %u rx / %u tx queues, "
+	       "%u / %u descriptors\n", cp->name, cp->devname, port_id, socket, cp->rx_queues,
+	       cp->tx_queues, rxd, txd);
+	return 0;
+}
+
+static void
+ports_down(void)
+{
+	for (uint32_t i = 0; i < g_app.cfg->n_ports; i++) {
+		if (!g_app.port_started[i])
+			continue;
+		rte_eth_dev_stop(g_app.port_ids[i]);
+		rte_eth_dev_close(g_app.port_ids[i]);
+		g_app.port_started[i] = false;
+	}
+}
+
+static void
+add_queue(struct poller *p, const struct tw_cfg_feed *feed)
+{
+	struct rx_queue *q = NULL;
+	uint16_t port_id = g_app.port_ids[feed->port];
+
+	for (uint32_t i = 0; i < p->n_queues; i++)
+		if (p->queues[i].port_id == port_id && p->queues[i].queue == feed->rx_queue)
+			q = &p->queues[i];
+	if (q == NULL) {
+		if (p->n_queues == MAX_QUEUES)
+			return;
+		q = &p->queues[p->n_queues++];
+		q->port_id = port_id;
+		q->queue = feed->rx_queue;
+	}
+	if (q->n_feeds == MAX_QUEUE_FEEDS)
+		return;
+	q->feeds[q->n_feeds++] = (struct queue_feed){
+		.group = rte_be_to_cpu_32(feed->group),
+		.udp_port = feed->udp_port,
+		.side = feed->side == TW_CFG_SIDE_B ? TW_SIDE_B : TW_SIDE_A,
+		.stream = (uint8_t)feed->kind, /* incremental, snapshot, definition: same order */
+	};
+}
+
+/* -- telemetry (runs on DPDK's telemetry thread) ----------------------------------- */
+
+static void
+add_poller(struct rte_tel_data *d, const char *prefix, const struct poller *p)
+{
+	char key[64];
+
+#define ADD(field)                                                               \
+	do {                                                                         \
+		snprintf(key, sizeof(key), "%s_" #field, prefix);                        \
+		rte_tel_data_add_dict_u64(d, key, peek(&p->stats.field));                \
+	} while (0)
+	ADD(rx);
+	ADD(passed);
+	ADD(filtered);
+	ADD(handoff_drops);
+#undef ADD
+}
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tw_chain_stats st;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	if (!atomic_load_explicit(&g_app.chain_ready, memory_order_acquire))
+		return 0;
+	tw_chain_stats(g_app.chain, &st);
+	add_poller(d, "capture_a", &g_app.capture[0]);
+	add_poller(d, "capture_b", &g_app.capture[1]);
+	add_poller(d, "decode_poll", &g_app.decode_poll);
+	rte_tel_data_add_dict_u64(d, "decode_rx_packets", st.rx_packets);
+	rte_tel_data_add_dict_u64(d, "decode_duplicates", st.verdict[2]);
+	rte_tel_data_add_dict_u64(d, "book_events", st.events);
+	rte_tel_data_add_dict_u64(d, "signal_tops", st.tops);
+	rte_tel_data_add_dict_u64(d, "orders_written", st.orders_written);
+	rte_tel_data_add_dict_u64(d, "orders_in", st.orders_in);
+	rte_tel_data_add_dict_u64(d, "orders_sent", st.orders_sent);
+	rte_tel_data_add_dict_u64(d, "orders_refused", st.orders_refused);
+	rte_tel_data_add_dict_u64(d, "exec_new", st.exec[TW_EXEC_NEW]);
+	rte_tel_data_add_dict_u64(d, "exec_fill", st.exec[TW_EXEC_FILL]);
+	rte_tel_data_add_dict_u64(d, "exec_reject", st.exec[TW_EXEC_REJECT]);
+	rte_tel_data_add_dict_u64(d, "exec_canceled", st.exec[TW_EXEC_CANCELED]);
+	rte_tel_data_add_dict_u64(d, "cancels_sent", st.cancels_sent);
+	rte_tel_data_add_dict_u64(d, "kill_engaged", st.kill_engaged);
+	rte_tel_data_add_dict_string(d, "session", g_app.has_session ?
+		il3_state_name((enum il3_state)st.session_state) : "none");
+	return 0;
+}
+
+static int
+tel_kill(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	bool engage;
+	int rc;
+
+	(void)cmd;
+	if (params == NULL || (strcmp(params, "on") != 0 && strcmp(params, "off") != 0))
+		return -EINVAL;
+	if (!atomic_load_explicit(&g_app.chain_ready, memory_order_acquire))
+		return -EAGAIN;
+	engage = strcmp(params, "on") == 0;
+	rc = tw_chain_kill(g_app.chain, engage);
+	if (rc != 0)
+		return rc;
+	TW_LOG(NOTICE, order, "kill switch %s (telemetry)\n", engage ? "engaged" : "released");
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "kill", engage ? "on" : "off");
+	return 0;
+}
+
+static int
+tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	ACT_STACK_MSG(m, struct tw_query);
+	struct tw_query_reply r;
+	char *end;
+	long id;
+	int rc;
+
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	id = strtol(params, &end, 10);
+	if (*end != '\0' || id <= 0 || id > INT32_MAX)
+		return -EINVAL;
+	if (!atomic_load_explicit(&g_app.chain_ready, memory_order_acquire))
+		return -EAGAIN;
+	act_msg_init(&m.hdr, TW_MSG_QUERY, sizeof(m.body));
+	m.body.security_id = (int32_t)id;
+	/* Waits for the feed actor's lock: exclusive access, no torn book. */
+	rc = act_fast_send(tw_chain_feed(g_app.chain), &m.hdr, &r, sizeof(r));
+	if (rc < 0)
+		return rc;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "security_id", (int)id);
+	rte_tel_data_add_dict_int(d, "found", r.found);
+	if (!r.found)
+		return 0;
+	rte_tel_data_add_dict_string(d, "state", r.state == 0 ? "ok" : "stale");
+	rte_tel_data_add_dict_u64(d, "rpt_seq", r.rpt_seq);
+	for (unsigned int i = 0; i < 5 && i < r.depth; i++) {
+		char key[32], val[64];
+
+		snprintf(key, sizeof(key), "level_%u", i + 1);
+		snprintf(val, sizeof(val), "%" PRId64 "@%" PRId64 " | %" PRId64 "@%" PRId64,
+			 r.bid_qty[i], r.bid_price[i], r.ask_qty[i], r.ask_price[i]);
+		rte_tel_data_add_dict_string(d, key, val);
+	}
+	return 0;
+}
+
+static int
+tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	static const uint32_t pct[] = {5000, 9000, 9900, 9990, 9999};
+	static const char *const names[] = {"p50_ns", "p90_ns", "p99_ns", "p99_9_ns",
+					    "p99_99_ns"}; /* telemetry keys: no dots */
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (unsigned int i = 0; i < RTE_DIM(pct); i++)
+		rte_tel_data_add_dict_u64(d, names[i],
+					  tsc_to_ns(tw_lat_hist_percentile(&g_app.latency, pct[i])));
+	rte_tel_data_add_dict_u64(d, "max_ns", tsc_to_ns(peek(&g_app.latency.max)));
+	rte_tel_data_add_dict_u64(d, "records", peek(&g_app.latency.count));
+	return 0;
+}
+
+/* -- main lcore ------------------------------------------------------------------------ */
+
+static uint64_t
+total_rx(void)
+{
+	return peek(&g_app.capture[0].stats.rx) + peek(&g_app.capture[1].stats.rx) +
+	       peek(&g_app.decode_poll.stats.rx);
+}
+
+static void
+print_poller(FILE *out, const struct poller *p)
+{
+	fprintf(out, "%s.rx %" PRIu64 "\n%s.passed %" PRIu64 "\n%s.filtered %" PRIu64
+		"\n%s.handoff_drops %" PRIu64 "\n%s.over_budget %" PRIu64 "\n",
+		p->name, peek(&p->stats.rx), p->name, peek(&p->stats.passed), p->name,
+		peek(&p->stats.filtered), p->name, peek(&p->stats.handoff_drops), p->name,
+		peek(&p->stats.over_budget));
+}
+
+static void
+print_periodic(void)
+{
+	struct tw_chain_stats st;
+
+	tw_chain_stats(g_app.chain, &st);
+	TW_LOG(INFO, app, "rx %" PRIu64 " decoded %" PRIu64 " events %" PRIu64
+	       " orders %" PRIu64 " drops %" PRIu64 "\n", total_rx(), st.rx_packets, st.events,
+	       st.orders_written,
+	       peek(&g_app.capture[0].stats.handoff_drops) +
+	       peek(&g_app.capture[1].stats.handoff_drops));
+}
+
+static void
+run_main_lcore(void)
+{
+	const struct tw_cfg_replay *replay = &g_app.cfg->replay;
+	uint64_t last_rx = 0, last_change = rte_rdtsc(), next_stats = 0;
+	const uint64_t ms = g_app.tsc_hz / 1000;
+
+	if (g_app.stats_interval_ms != 0)
+		next_stats = rte_rdtsc() + g_app.stats_interval_ms * ms;
+	for (;;) {
+		uint64_t now, rx;
+
+		rte_delay_us_sleep(2000);
+		if (g_kill_request != 0) {
+			g_kill_request = 0;
+			TW_LOG(NOTICE, order, "SIGUSR1: kill switch engaged\n");
+			if (tw_chain_kill(g_app.chain, true) != 0)
+				g_kill_request = 1;  /* order-out's mailbox is full: retry */
+		}
+		if (g_signal != 0) {
+			TW_LOG(NOTICE, app, "signal %d: shutting down\n", (int)g_signal);
+			break;
+		}
+		now = rte_rdtsc();
+		rx = total_rx();
+		if (replay->stop_after_packets != 0 &&
+		    atomic_load_explicit(&g_app.rx_budget_used, memory_order_relaxed) >=
+			    replay->stop_after_packets) {
+			TW_LOG(NOTICE, app, "replay: %" PRIu64 " packets received, stopping\n",
+			       replay->stop_after_packets);
+			break;
+		}
+		if (rx != last_rx) {
+			last_rx = rx;
+			last_change = now;
+		} else if (replay->stop_idle_ms != 0 &&
+			   now - last_change >= replay->stop_idle_ms * ms) {
+			TW_LOG(NOTICE, app, "replay: inputs idle for %u ms after %" PRIu64
+			       " packets, stopping\n", replay->stop_idle_ms, rx);
+			break;
+		}
+		if (next_stats != 0 && now >= next_stats) {
+			print_periodic();
+			next_stats = now + g_app.stats_interval_ms * ms;
+		}
+	}
+}
+
+/* -- start-up ------------------------------------------------------------------------------ */
+
+static void
+usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL args] -- --ports FILE --config FILE [--latency-out FILE]\n"
+		"       [--stats-interval S] [--print-books N] [--rx-clock tsc|nic]\n"
+		"       [--latency-max N] [--topology XML | --synthetic STRING] [--sysfs DIR]\n"
+		"  --ports          ports.ini of the profile (dpdk-config/<profile>/ports.ini)\n"
+		"  --config         tickwire.cfg of the profile\n"
+		"  --latency-out    write latency records here (overrides latency.file)\n"
+		"  --stats-interval print counters every S seconds (0: off; overrides stats)\n"
+		"  --print-books    print the first N books by SecurityID at exit (default 10)\n"
+		"  --rx-clock       arbiter time: tsc (default) or the NIC rx timestamp\n"
+		"  --latency-max    records kept in memory (default 1048576)\n"
+		"  --topology XML   judge the core map against an hwloc XML topology instead\n"
+		"                   of this machine (tests)\n"
+		"  --synthetic STR  ... or an hwloc synthetic one, e.g. \"pack:1 core:2 pu:1\"\n"
+		"  --sysfs DIR      sysfs root for the isolation and PCI NUMA checks (tests)\n",
+		prog);
+}
+
+static int
+parse_app_args(int argc, char **argv, const char **ports, const char **config)
+{
+	static const struct option longopts[] = {
+		{"ports", required_argument, NULL, 'p'},
+		{"config", required_argument, NULL, 'c'},
+		{"latency-out", required_argument, NULL, 'l'},
+		{"stats-interval", required_argument, NULL, 's'},
+		{"print-books", required_argument, NULL, 'b'},
+		{"rx-clock", required_argument, NULL, 'r'},
+		{"latency-max", required_argument, NULL, 'm'},
+		{"topology", required_argument, NULL, 'x'},
+		{"synthetic", required_argument, NULL, 'y'},
+		{"sysfs", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	g_app.print_books = 10;
+	g_app.latency_max = UINT64_C(1) << 20;
+	g_app.stats_interval_ms = UINT32_MAX;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p': *ports = optarg; break;
+		case 'c': *config = optarg; break;
+		case 'l': g_app.latency_out = optarg; break;
+		case 's': g_app.stats_interval_ms = (uint32_t)strtoul(optarg, NULL, 10) * 1000u; break;
+		case 'b': g_app.print_books = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'm': g_app.latency_max = strtoull(optarg, NULL, 10); break;
+		case 'x':
+		case 'y':
+			if (g_app.topo.source != TW_TOPO_SOURCE_SYSTEM)
+				return -1;
+			g_app.topo.source = opt == 'x' ? TW_TOPO_SOURCE_XML :
+						       TW_TOPO_SOURCE_SYNTHETIC;
+			g_app.topo.arg = optarg;
+			break;
+		case 'f': g_app.topo.sysfs_root = optarg; break;
+		case 'r':
+			if (strcmp(optarg, "nic") == 0)
+				g_app.rx_clock_nic = true;
+			else if (strcmp(optarg, "tsc") != 0)
+				return -1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (optind != argc || *ports == NULL || *config == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+print_findings(struct tw_cfg_findings *findings)
+{
+	char line[2 * TW_CFG_TEXT_MAX + TW_CFG_PATH_MAX + 64];
+
+	tw_cfg_findings_sort(findings);
+	for (uint32_t i = 0; i < findings->count; i++) {
+		if (findings->item[i].severity == TW_CFG_INFO)
+			continue;
+		tw_cfg_finding_format(&findings->item[i], line, sizeof(line));
+		fprintf(stderr, "%s\n", line);
+	}
+	if (findings->dropped != 0)
+		fprintf(stderr, "(%u more findings not shown)\n", findings->dropped);
+}
+
+/*
+ * Start-up validation of the core map against the machine (or the topology
+ * a test names): lcores exist, hot lcores on their own physical cores, on
+ * the NIC's NUMA node, isolated. Findings join the profile's.
+ * @return 0 (look at findings->errors), -1 if the topology cannot be read.
+ */
+static int
+topology_check(struct tw_cfg_findings *findings)
+{
+	struct tw_topo *topo = tw_topo_open(&g_app.topo);
+	int rc;
+
+	if (topo == NULL) {
+		fprintf(stderr, "tickwire: reading the %s topology%s%s failed: %s; hint: check "
+			"the file or description (hwloc's lstopo shows the machine's)\n",
+			g_app.topo.source == TW_TOPO_SOURCE_SYSTEM ? "machine's" :
+			g_app.topo.source == TW_TOPO_SOURCE_XML ? "XML" : "synthetic",
+			g_app.topo.arg != NULL ? " " : "",
+			g_app.topo.arg != NULL ? g_app.topo.arg : "", strerror(errno));
+		return -1;
+	}
+	rc = tw_topo_check(topo, g_app.cfg, findings);
+	if (rc != 0)
+		fprintf(stderr, "tickwire: topology check: %s\n", strerror(-rc));
+	tw_topo_close(topo);
+	return rc != 0 ? -1 : 0;
+}
+
+static struct act_group_opts
+mailbox_opts(const char *name, const struct tw_cfg_handoff *h)
+{
+	static const enum act_queue_type types[] = {
+		[TW_CFG_QUEUE_BQUEUE] = ACT_QUEUE_BQUEUE,
+		[TW_CFG_QUEUE_BATCHED] = ACT_QUEUE_BQUEUE_BATCHED,
+		[TW_CFG_QUEUE_SHARDED] = ACT_QUEUE_SHARDED,
+		[TW_CFG_QUEUE_LOCKFREE] = ACT_QUEUE_LOCKFREE,
+		[TW_CFG_QUEUE_RTE_RING] = ACT_QUEUE_LOCKFREE, /* mailbox still exists: control */
+	};
+	struct act_group_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.name = name;
+	o.queue = types[h->type];
+	o.capacity = h->capacity;
+	o.shards = h->shards;
+	/* Captures never block and must get the message back to free its
+	 * mbuf: a full mailbox fails, and the sender counts the drop. */
+	o.overflow = ACT_OVERFLOW_FAIL;
+	o.cpu = -1;
+	return o;
+}
+
+/*
+ * The iLink 3 session of tickwire.cfg, when credentials_file is set: every
+ * setting a live session needs, or a finding with file, line and hint.
+ * @return 0 (g_app.session filled, or no session), -EINVAL.
+ */
+static int
+session_setup(void)
+{
+	const struct tw_cfg *cfg = g_app.cfg;
+	const struct tw_cfg_session *se = &cfg->session;
+	struct in_addr addr;
+	int errors = 0;
+
+	if (se->credentials_file[0] == '\0')
+		return 0;
+	if (se->gateway_host[0] == '\0' || se->gateway_port == 0 ||
+	    inet_pton(AF_INET, se->gateway_host, &addr) != 1) {
+		fprintf(stderr, "%s:%u: error: session.credentials_file is set but the gateway "
+			"is not (gateway_host \"%s\", gateway_port %u); hint: set "
+			"session.gateway_host and session.gateway_port\n", cfg->config_path,
+			se->credentials_line, se->gateway_host, se->gateway_port);
+		errors++;
+	}
+	if (strlen(se->session_id) != 3 || se->firm_id[0] == '\0') {
+		fprintf(stderr, "%s:%u: error: session.credentials_file is set but session_id "
+			"(\"%s\") is not 3 characters or firm_id (\"%s\") is empty; hint: set "
+			"session.session_id and session.firm_id as CME assigned them\n",
+			cfg->config_path, se->credentials_line, se->session_id, se->firm_id);
+		errors++;
+	}
+	if (errors != 0)
+		return -EINVAL;
+	memset(&g_app.session, 0, sizeof(g_app.session));
+	g_app.session.journal_path = se->file;
+	g_app.session.credentials_path = se->credentials_file;
+	g_app.session.session_id = se->session_id;
+	g_app.session.firm_id = se->firm_id;
+	g_app.session.sender_id = "TICKWIRE";
+	g_app.session.location = "US,IL";
+	g_app.session.system_name = "tickwire";
+	g_app.session.system_version = "1.0";
+	g_app.session.system_vendor = "tickwire";
+	g_app.session.gateway_ip = ntohl(addr.s_addr);
+	g_app.session.gateway_port = se->gateway_port;
+	g_app.session.keep_alive_ms = se->keep_alive_ms;
+	g_app.has_session = true;
+	return 0;
+}
+
+/* Trading starts logged on: wait (bounded) for ESTABLISHED before the
+ * captures start. @return true if established. */
+static bool
+wait_session(void)
+{
+	const uint64_t until = wall_ns() + UINT64_C(5000000000);
+
+	while (wall_ns() < until && g_signal == 0) {
+		if (atomic_load_explicit(&g_app.session_state, memory_order_acquire) ==
+		    IL3_STATE_ESTABLISHED)
+			return true;
+		rte_delay_us_sleep(1000);
+	}
+	return false;
+}
+
+static void
+release_mbuf(void *ctx, void *cookie)
+{
+	(void)ctx;
+	rte_pktmbuf_free(cookie);
+}
+
+static int
+build_chain(void)
+{
+	const struct tw_cfg *cfg = g_app.cfg;
+	struct tw_chain_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.decode_mailbox = mailbox_opts("decode", &cfg->capture_to_decode);
+	o.order_mailbox = mailbox_opts("order_out", &cfg->signal_to_order_out);
+	o.gap_wait_packets = cfg->arbitration.gap_wait_packets;
+	o.gap_wait_us = cfg->arbitration.gap_wait_us;
+	o.strategy_enabled = cfg->strategy.enabled;
+	o.strategy.n_instruments = cfg->strategy.n_instruments;
+	for (uint32_t i = 0; i < cfg->strategy.n_instruments &&
+			     i < TW_STRATEGY_MAX_INSTRUMENTS; i++)
+		o.strategy.instruments[i] = cfg->strategy.instruments[i];
+	o.strategy.ratio_numerator = cfg->strategy.imbalance_numerator;
+	o.strategy.ratio_denominator = cfg->strategy.imbalance_denominator;
+	o.strategy.order_qty = cfg->strategy.order_qty;
+	o.strategy.max_orders = cfg->strategy.max_orders;
+	o.order_sink = order_sink;
+	o.release = release_mbuf;
+	o.ticks = read_tsc;
+	o.latency = &g_app.latency;
+	o.now_ns = wall_ns;
+	if (g_app.has_session) {
+		o.session = &g_app.session;
+		o.risk_enabled = true;
+		o.risk.max_order_qty = cfg->risk.max_order_qty;
+		o.risk.max_position = cfg->risk.max_position;
+		o.risk.max_open_orders = cfg->risk.max_open_orders;
+		o.risk.max_messages = cfg->risk.max_messages_per_second;
+		o.risk.rate_window_ns = UINT64_C(1000000000);
+		o.risk.price_band = 1;  /* per order: price_band_ticks of its tick */
+		o.price_band_ticks = cfg->risk.price_band_ticks;
+	}
+	return (g_app.chain = tw_chain_create(&o)) == NULL ? -errno : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *ports = NULL, *config = NULL;
+	struct tw_cfg_findings *findings;
+	struct tw_cfg_argv *eal;
+	char **eal_argv;
+	int dash, eal_argc, rc, exit_code = 1;
+	struct sigaction sa;
+
+	g_app.tx_port = -1;
+	g_app.ts_offset = -1;
+	g_app.meta_offset = -1;
+
+	for (dash = 1; dash < argc && strcmp(argv[dash], "--") != 0; dash++)
+		;
+	if (dash == argc) {
+		usage(argv[0]);
+		return 2;
+	}
+	if (parse_app_args(argc - dash, argv + dash, &ports, &config) != 0) {
+		usage(argv[0]);
+		return 2;
+	}
+
+	/* The profile first: a bad file is refused with file, line and reason
+	 * before anything touches the machine. */
+	findings = malloc(sizeof(*findings));
+	if (findings == NULL)
+		return 1;
+	tw_cfg_findings_init(findings);
+	g_app.cfg = tw_cfg_load(ports, config, findings);
+	if (g_app.cfg != NULL && topology_check(findings) != 0) {
+		free(findings);
+		tw_cfg_free(g_app.cfg);
+		return 1;
+	}
+	print_findings(findings);
+	if (g_app.cfg != NULL && findings->errors != 0) {
+		fprintf(stderr, "tickwire: the core map does not fit this machine; refused before "
+			"EAL (tickwire-check --ports %s --config %s explains the tuning)\n",
+			ports, config);
+		tw_cfg_free(g_app.cfg);
+		g_app.cfg = NULL;
+	}
+	free(findings);
+	if (g_app.cfg == NULL) {
+		fprintf(stderr, "tickwire: profile refused (%s, %s)\n", ports, config);
+		return 1;
+	}
+	if (g_app.stats_interval_ms == UINT32_MAX)
+		g_app.stats_interval_ms = g_app.cfg->stats_interval_ms;
+	if (g_app.latency_out == NULL && g_app.cfg->latency_file[0] != '\0')
+		g_app.latency_out = g_app.cfg->latency_file;
+	atomic_store_explicit(&g_app.session_state, -1, memory_order_relaxed);
+	if (session_setup() != 0) {
+		fprintf(stderr, "tickwire: profile refused (%s, %s)\n", ports, config);
+		tw_cfg_free(g_app.cfg);
+		return 1;
+	}
+
+	/* EAL arguments: the profile's, then the command line's (they win). */
+	eal = malloc(sizeof(*eal));
+	eal_argv = calloc((size_t)(TW_CFG_MAX_ARGV + dash + 1), sizeof(char *));
+	if (eal == NULL || eal_argv == NULL ||
+	    tw_cfg_eal_argv(g_app.cfg, argv[0], eal) != 0) {
+		fprintf(stderr, "tickwire: EAL arguments of the profile do not fit\n");
+		return 1;
+	}
+	eal_argc = 0;
+	for (int i = 0; i < eal->argc; i++)
+		eal_argv[eal_argc++] = eal->argv[i];
+	for (int i = 1; i < dash; i++)
+		eal_argv[eal_argc++] = argv[i];
+
+	rc = rte_eal_init(eal_argc, eal_argv);
+	if (rc < 0) {
+		fprintf(stderr, "tickwire: EAL init failed: %s\n", rte_strerror(rte_errno));
+		if (tw_preflight(g_app.cfg, "", (unsigned int)geteuid(), stderr) == 0)
+			fprintf(stderr, "tickwire: preflight found no known cause; rerun with "
+				"--log-level=lib.eal:debug\n");
+		tw_cfg_free(g_app.cfg);
+		free(eal);
+		free(eal_argv);
+		return 1;
+	}
+	g_app.tsc_hz = rte_get_tsc_hz();
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_kill_signal;
+	sigaction(SIGUSR1, &sa, NULL);
+
+	rte_telemetry_register_cmd("/tickwire/stats", tel_stats,
+		"Counters of the captures, the decode group and order-out. No parameters.");
+	rte_telemetry_register_cmd("/tickwire/book", tel_book,
+		"Top 5 levels of one book. Parameter: SecurityID.");
+	rte_telemetry_register_cmd("/tickwire/kill", tel_kill,
+		"Kill switch: refuse new orders and cancel open ones. Parameter: on or off.");
+	rte_telemetry_register_cmd("/tickwire/latency", tel_latency,
+		"t1 - t0 percentiles (ns, log2 buckets: upper bounds) and max. No parameters.");
+
+	if (tw_lat_init(&g_app.latency, g_app.latency_out != NULL ? g_app.latency_max : 0) != 0) {
+		fprintf(stderr, "tickwire: no memory for %" PRIu64 " latency records\n",
+			g_app.latency_max);
+		goto cleanup;
+	}
+
+	/* Ports need the pool; the pool lives on the NUMA node of the first port. */
+	{
+		uint16_t first;
+		int socket = (int)rte_socket_id();
+
+		if (g_app.cfg->n_ports > 0 &&
+		    rte_eth_dev_get_port_by_name(g_app.cfg->ports[0].devname, &first) == 0)
+			socket = port_socket(first);
+		g_app.pool = rte_pktmbuf_pool_create("tw_mbufs", g_app.cfg->mempool.mbufs,
+						     g_app.cfg->mempool.cache, 0,
+						     (uint16_t)g_app.cfg->mempool.data_room, socket);
+		if (g_app.pool == NULL) {
+			fprintf(stderr, "%s:%u: mempool of %u mbufs: %s\n", g_app.cfg->ports_path,
+				g_app.cfg->mempool.mbufs_line, g_app.cfg->mempool.mbufs,
+				rte_strerror(rte_errno));
+			goto cleanup;
+		}
+	}
+	for (uint32_t i = 0; i < g_app.cfg->n_ports; i++)
+		if (port_up(i) != 0)
+			goto cleanup;
+	if (g_app.cfg->session.tx_port >= 0)
+		g_app.tx_port = g_app.port_ids[g_app.cfg->session.tx_port];
+	if (g_app.rx_clock_nic &&
+	    rte_mbuf_dyn_rx_timestamp_register(&g_app.ts_offset, &g_app.ts_flag) != 0)
+		g_app.ts_offset = -1;
+
+	/* Who polls which queue. */
+	g_app.capture[0].name = "capture_a";
+	g_app.capture[1].name = "capture_b";
+	g_app.decode_poll.name = "decode_poll";
+	for (uint32_t f = 0; f < g_app.cfg->n_feeds; f++) {
+		const struct tw_cfg_feed *feed = &g_app.cfg->feeds[f];
+
+		if (g_app.cfg->topology == TW_CFG_TOPOLOGY_ONE_THREAD)
+			add_queue(&g_app.decode_poll, feed);
+		else
+			add_queue(&g_app.capture[feed->side == TW_CFG_SIDE_B ? 1 : 0], feed);
+	}
+
+	if (g_app.cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE &&
+	    g_app.cfg->capture_to_decode.type == TW_CFG_QUEUE_RTE_RING) {
+		static const struct rte_mbuf_dynfield meta_desc = {
+			.name = "tickwire_rx_meta",
+			.size = sizeof(struct rx_meta),
+			.align = __alignof__(struct rx_meta),
+		};
+
+		g_app.meta_offset = rte_mbuf_dynfield_register(&meta_desc);
+		g_app.ring = rte_ring_create("tw_capture_decode",
+					     g_app.cfg->capture_to_decode.capacity, rte_socket_id(),
+					     RING_F_SC_DEQ);
+		if (g_app.meta_offset < 0 || g_app.ring == NULL) {
+			fprintf(stderr, "tickwire: rte_ring hand-off (%s): %s\n",
+				g_app.meta_offset < 0 ? "mbuf dynfield" : "ring",
+				rte_strerror(rte_errno));
+			goto cleanup;
+		}
+	}
+
+	if (build_chain() != 0) {
+		if (g_app.has_session)
+			fprintf(stderr, "%s:%u: error: iLink 3 session (journal %s, credentials "
+				"%s): %s; hint: the credentials file must be owner-only "
+				"(chmod 600) with access_key_id= and secret_key= lines, and the "
+				"journal's directory writable\n", g_app.cfg->config_path,
+				g_app.cfg->session.credentials_line, g_app.cfg->session.file,
+				g_app.cfg->session.credentials_file, strerror(errno));
+		else
+			fprintf(stderr, "tickwire: building the actors: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	atomic_store_explicit(&g_app.chain_ready, true, memory_order_release);
+
+	/* Launch: order-out, decode, then the captures (consumers before producers). */
+	{
+		const struct tw_cfg_lcore *lc = g_app.cfg->lcores;
+
+		rc = rte_eal_remote_launch(order_main, NULL, (unsigned int)lc[TW_CFG_ROLE_ORDER_OUT].id);
+		if (rc == 0 && g_app.has_session) {
+			if (wait_session())
+				TW_LOG(NOTICE, order, "iLink 3 session established with %s:%u\n",
+				       g_app.cfg->session.gateway_host,
+				       g_app.cfg->session.gateway_port);
+			else
+				TW_LOG(WARNING, order, "iLink 3 session not established after 5 s "
+				       "(%s:%u): orders are refused until it is\n",
+				       g_app.cfg->session.gateway_host,
+				       g_app.cfg->session.gateway_port);
+		}
+		if (rc == 0)
+			rc = rte_eal_remote_launch(decode_main, NULL,
+						   (unsigned int)lc[TW_CFG_ROLE_DECODE].id);
+		if (rc == 0 && g_app.cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE) {
+			g_app.capture[0].lcore = (unsigned int)lc[TW_CFG_ROLE_CAPTURE_A].id;
+			g_app.capture[1].lcore = (unsigned int)lc[TW_CFG_ROLE_CAPTURE_B].id;
+			rc = rte_eal_remote_launch(capture_main, &g_app.capture[0],
+						   g_app.capture[0].lcore);
+			if (rc == 0)
+				rc = rte_eal_remote_launch(capture_main, &g_app.capture[1],
+							   g_app.capture[1].lcore);
+		}
+		if (rc != 0)
+			fprintf(stderr, "tickwire: launching workers: %s (are the lcores of "
+				"tickwire.cfg in --lcores?)\n", rte_strerror(-rc));
+		else
+			run_main_lcore();
+	}
+
+	/* Stop in pipeline order so nothing handed over is lost or leaked. */
+	atomic_store_explicit(&g_app.quit_capture, true, memory_order_release);
+	if (g_app.cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE) {
+		rte_eal_wait_lcore((unsigned int)g_app.cfg->lcores[TW_CFG_ROLE_CAPTURE_A].id);
+		rte_eal_wait_lcore((unsigned int)g_app.cfg->lcores[TW_CFG_ROLE_CAPTURE_B].id);
+	}
+	atomic_store_explicit(&g_app.quit_decode, true, memory_order_release);
+	if (rc == 0)
+		while (!atomic_load_explicit(&g_app.decode_flushed, memory_order_acquire))
+			rte_delay_us_sleep(100);
+	atomic_store_explicit(&g_app.quit_order, true, memory_order_release);
+	rte_eal_wait_lcore((unsigned int)g_app.cfg->lcores[TW_CFG_ROLE_ORDER_OUT].id);
+	atomic_store_explicit(&g_app.quit_decode_final, true, memory_order_release);
+	rte_eal_mp_wait_lcore();
+	atomic_store_explicit(&g_app.chain_ready, false, memory_order_release);
+
+	if (rc == 0) {
+		struct act_mailbox_stats mb;
+
+		printf("== tickwire: %s, topology %s, hand-off %s\n",
+		       g_signal != 0 ? "stopped by signal" : "replay finished",
+		       tw_cfg_topology_name(g_app.cfg->topology),
+		       g_app.cfg->topology == TW_CFG_TOPOLOGY_ONE_THREAD ? "direct" :
+		       tw_cfg_queue_type_name(g_app.cfg->capture_to_decode.type));
+		printf("== lcores\n");
+		if (g_app.cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE) {
+			print_poller(stdout, &g_app.capture[0]);
+			print_poller(stdout, &g_app.capture[1]);
+		} else {
+			print_poller(stdout, &g_app.decode_poll);
+		}
+		act_group_mailbox_stats(tw_chain_decode_group(g_app.chain), &mb);
+		printf("decode.mailbox_enqueued %" PRIu64 "\ndecode.mailbox_full %" PRIu64
+		       "\ndecode.mailbox_max_depth %" PRIu64 "\n", mb.enqueued, mb.full_fails,
+		       mb.max_depth);
+		printf("decode.ring_drops %" PRIu64 "\norder.tx_fail %" PRIu64 "\n",
+		       g_app.ring_drops, g_app.tx_fail);
+		tw_chain_print(g_app.chain, stdout, g_app.print_books);
+		if (g_app.latency_out != NULL) {
+			struct tw_lat_header h;
+
+			memset(&h, 0, sizeof(h));
+			h.flags = g_app.cfg->topology == TW_CFG_TOPOLOGY_ONE_THREAD ?
+					  TW_LAT_FLAG_ONE_THREAD : 0;
+			h.tsc_hz = g_app.tsc_hz;
+			snprintf(h.label, sizeof(h.label), "%s",
+				 tw_cfg_topology_name(g_app.cfg->topology));
+			if (tw_lat_write(&g_app.latency, g_app.latency_out, &h) != 0)
+				fprintf(stderr, "tickwire: writing %s failed\n", g_app.latency_out);
+			else
+				printf("== latency: %" PRIu64 " records (%" PRIu64 " dropped) in %s\n",
+				       g_app.latency.count, g_app.latency.dropped, g_app.latency_out);
+		}
+		fflush(stdout);
+		exit_code = 0;
+	}
+
+cleanup:
+	ports_down();
+	tw_chain_destroy(g_app.chain);
+	g_app.chain = NULL;
+	if (g_app.ring != NULL)
+		rte_ring_free(g_app.ring);
+	rte_mempool_free(g_app.pool);
+	tw_lat_fini(&g_app.latency);
+	rte_eal_cleanup();
+	tw_cfg_free(g_app.cfg);
+	free(eal);
+	free(eal_argv);
+	return exit_code;
+}

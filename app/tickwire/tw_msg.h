@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ */
+#ifndef TICKWIRE_TW_MSG_H
+#define TICKWIRE_TW_MSG_H
+
+/**
+ * @file
+ * Messages between the actors of the appliance (DESIGN.md section 1), and
+ * the wire format of the orders the order-out actor writes. No DPDK here:
+ * the same actors run inside the DPDK appliance (app/tickwire) and inside
+ * the library-only replay (app/replay), which is how a strategy's orders in
+ * backtest and live are the same bytes.
+ *
+ * Actors and the message types each handles:
+ *  - "feed" (decode group): TW_MSG_RX (a received datagram, from a capture
+ *    by act_send or from the decode lcore itself by act_fast_send),
+ *    TW_MSG_TICK (time passes), TW_MSG_FLUSH (end of input), TW_MSG_QUERY
+ *    (telemetry: a copy of one book's top).
+ *  - "signal" (decode group): TW_MSG_TOP (a published top of book or trade),
+ *    TW_MSG_ORDER_REPLY (order-out's asynchronous reply to each TW_MSG_ORDER:
+ *    sent, or refused and why), TW_MSG_EXEC (an execution report of the
+ *    exchange, relayed by order-out).
+ *  - "order_out" (its own group, on the order-out lcore): TW_MSG_ORDER,
+ *    TW_MSG_POLL (step the iLink 3 session; sent by the order-out lcore
+ *    itself with act_fast_send), TW_MSG_KILL (kill switch, from telemetry
+ *    or the SIGUSR1 flag on the main lcore).
+ */
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Message types; one handler table index space shared by all actors. */
+enum tw_msg_type {
+	TW_MSG_RX = 0,   /**< struct tw_rx: a received datagram */
+	TW_MSG_TICK,     /**< struct tw_tick: let time-bounded gaps expire */
+	TW_MSG_FLUSH,    /**< struct tw_tick: end of input, release everything held */
+	TW_MSG_TOP,      /**< struct tw_top: a book event for the signal */
+	TW_MSG_ORDER,    /**< struct tw_order: an order for the order-out actor */
+	TW_MSG_QUERY,    /**< struct tw_query: request; reply struct tw_query_reply */
+	TW_MSG_ORDER_REPLY, /**< struct tw_order_reply: order-out -> signal */
+	TW_MSG_EXEC,     /**< struct tw_exec: execution report, order-out -> signal */
+	TW_MSG_POLL,     /**< struct tw_tick: step the order session */
+	TW_MSG_KILL,     /**< struct tw_kill: engage or release the kill switch */
+	TW_MSG_COUNT_
+};
+
+/** Which copy of the channel a datagram came on (enum mdp3_feed_id values). */
+enum tw_side {
+	TW_SIDE_A = 0,
+	TW_SIDE_B = 1,
+};
+
+/**
+ * A received datagram. @c frame is the whole Ethernet frame (an mbuf's data
+ * in the appliance, a pcap record in the replay); the payload is the UDP
+ * payload inside it, already located by the sender's feed filter.
+ * @c cookie is handed back to the release function of the chain once the
+ * feed is done with the bytes (rte_pktmbuf_free() in the appliance).
+ */
+struct tw_rx {
+	void *cookie;             /**< what to release (the mbuf), may be NULL */
+	const uint8_t *payload;   /**< UDP payload: MDP binary packet header first */
+	uint32_t length;          /**< bytes of payload */
+	uint8_t side;             /**< enum tw_side */
+	uint8_t stream;           /**< enum mdp3_stream: 0 incremental, 1 snapshot, 2 definition */
+	uint8_t pad_[2];
+	uint64_t t0;              /**< rx time, TSC ticks (latency) */
+	uint64_t rx_ns;           /**< rx time, ns (arbiter gap waits) */
+	uint32_t qlen;            /**< hand-off queue depth seen at enqueue (0: direct) */
+	uint32_t burst_idx;       /**< index of the packet in its rx burst */
+};
+
+/** Time passing (TW_MSG_TICK, TW_MSG_FLUSH). */
+struct tw_tick {
+	uint64_t now_ns;
+};
+
+/** What a TW_MSG_TOP reports. */
+enum tw_top_kind {
+	TW_TOP_BOOK = 0,          /**< the consolidated top of book changed */
+	TW_TOP_TRADE = 1,         /**< a trade */
+};
+
+/**
+ * A book event as the signal sees it: only what a strategy needs, so a
+ * strategy depends on this header and the actor API, not on lib/book.
+ * Prices are mantissas at exponent -9; a missing side has qty 0.
+ */
+struct tw_top {
+	int32_t security_id;
+	uint8_t kind;             /**< enum tw_top_kind */
+	uint8_t ok;               /**< 1: book valid; 0: stale, do not trade on it */
+	uint16_t idx;             /**< index of this event in its packet */
+	uint32_t msg_seq_num;     /**< MsgSeqNum of the packet that caused it */
+	int64_t bid_price;
+	int64_t bid_qty;
+	int64_t ask_price;
+	int64_t ask_qty;
+	int64_t trade_price;      /**< TW_TOP_TRADE */
+	int64_t trade_qty;        /**< TW_TOP_TRADE */
+	int64_t tick;             /**< minimum price increment (same exponent); 0 unknown */
+};
+
+/** Order side (wire values). */
+enum tw_order_side {
+	TW_ORDER_BUY = 1,
+	TW_ORDER_SELL = 2,
+};
+
+/** An order, from the signal to order-out. */
+struct tw_order {
+	uint32_t client_order_id; /**< 1, 2, ... per run */
+	int32_t security_id;
+	uint8_t side;             /**< enum tw_order_side */
+	uint8_t pad_[3];
+	uint32_t qty;
+	int64_t price;            /**< limit price, mantissa at exponent -9 */
+	uint32_t trigger_seq;     /**< MsgSeqNum of the packet that triggered it */
+	uint32_t reserved;
+	int64_t mid;              /**< book mid when decided (risk price band); 0 unknown */
+	int64_t tick;             /**< minimum price increment; 0 unknown */
+};
+
+/**
+ * Why order-out refused an order (struct tw_order_reply.reason). 1 to 9
+ * are the pre-trade risk checks, numbered as lib/ilink3's enum
+ * il3_risk_reason (a strategy needs not include ilink3.h).
+ */
+enum tw_order_reason {
+	TW_ORDER_SENT = 0,             /**< accepted by risk, written */
+	TW_ORDER_KILL_SWITCH = 1,
+	TW_ORDER_MAX_ORDER_QTY = 2,
+	TW_ORDER_NO_REFERENCE_PRICE = 3,
+	TW_ORDER_PRICE_BAND = 4,
+	TW_ORDER_MAX_POSITION = 5,
+	TW_ORDER_MAX_OPEN_ORDERS = 6,
+	TW_ORDER_RATE_LIMIT = 7,
+	TW_ORDER_UNKNOWN_INSTRUMENT = 8,
+	TW_ORDER_BAD_ORDER = 9,
+	TW_ORDER_NOT_CONNECTED = 16,   /**< the session is not established */
+	TW_ORDER_SEND_FAILED = 17,     /**< the session refused it (buffer, journal) */
+	TW_ORDER_TABLE_FULL = 18,      /**< too many open orders to track */
+	TW_ORDER_REASON_MAX_ = 32,
+};
+
+/** Order-out's reply to a TW_MSG_ORDER (TW_MSG_ORDER_REPLY). */
+struct tw_order_reply {
+	uint32_t client_order_id;
+	uint32_t reason;          /**< enum tw_order_reason; TW_ORDER_SENT if sent */
+	uint64_t clordid;         /**< iLink 3 ClOrdID number; 0 if not sent */
+};
+
+/** Kind of an execution report (TW_MSG_EXEC). */
+enum tw_exec_kind {
+	TW_EXEC_NEW = 0,          /**< acknowledged, working */
+	TW_EXEC_FILL,             /**< a (partial) fill; leaves_qty 0 when done */
+	TW_EXEC_REJECT,           /**< the exchange refused the order */
+	TW_EXEC_CANCELED,         /**< cancelled (kill switch, or the exchange) */
+	TW_EXEC_CANCEL_REJECT,    /**< a cancel was refused */
+	TW_EXEC_KIND_COUNT_
+};
+
+/** An execution report, as a strategy sees it. */
+struct tw_exec {
+	uint32_t client_order_id; /**< the strategy's id; 0 if the order is unknown */
+	int32_t security_id;
+	uint8_t kind;             /**< enum tw_exec_kind */
+	uint8_t side;             /**< enum tw_order_side */
+	uint8_t retransmitted;    /**< 1: a report delivered again after reconnect */
+	uint8_t pad_;
+	uint32_t last_qty;        /**< TW_EXEC_FILL */
+	int64_t last_price;       /**< TW_EXEC_FILL, exponent -9 */
+	uint32_t leaves_qty;
+	uint32_t pad2_;
+};
+
+/** TW_MSG_KILL */
+struct tw_kill {
+	uint32_t engaged;         /**< 1: refuse new orders, cancel open ones; 0: release */
+};
+
+/** Telemetry query of one book (TW_MSG_QUERY). */
+struct tw_query {
+	int32_t security_id;
+};
+
+/** Reply to TW_MSG_QUERY. */
+struct tw_query_reply {
+	int32_t found;            /**< 1 if the instrument is known */
+	int32_t state;            /**< enum book_state */
+	uint32_t rpt_seq;
+	uint32_t depth;
+	int64_t bid_price[5];
+	int64_t bid_qty[5];
+	int64_t ask_price[5];
+	int64_t ask_qty[5];
+};
+
+/**
+ * Order wire format: the UDP payload the order-out actor writes until the
+ * iLink 3 session is integrated. Fixed 40 bytes, little-endian, no
+ * timestamps (so two runs on the same input write the same bytes):
+ *
+ *   off size field
+ *     0    4 magic "TWO1"
+ *     4    4 client_order_id
+ *     8    4 security_id (int32)
+ *    12    1 side (1 buy, 2 sell)
+ *    13    3 zero
+ *    16    4 qty
+ *    20    4 trigger MsgSeqNum
+ *    24    8 price mantissa, exponent -9 (int64)
+ *    32    8 zero
+ */
+#define TW_ORDER_WIRE_SIZE 40
+#define TW_ORDER_WIRE_MAGIC "TWO1"
+
+/** UDP destination of order packets: loopback, this machine only. */
+#define TW_ORDER_UDP_PORT 9340
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TICKWIRE_TW_MSG_H */

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ */
+#ifndef TICKWIRE_TW_STRATEGY_H
+#define TICKWIRE_TW_STRATEGY_H
+
+/**
+ * @file
+ * The sample strategy: a top-of-book imbalance rule, written only against
+ * the actor API (lib/actor/act.h) and the messages of tw_msg.h. It is the
+ * example users copy to write their own signal actor.
+ *
+ * Rule, for each instrument of the list, on every TW_MSG_TOP of kind
+ * TW_TOP_BOOK with a valid book and both sides present
+ * (B = best bid qty, A = best ask qty, N/D = the configured ratio, N > D):
+ *   - buy  order_qty at the best bid when B * D >= A * N;
+ *   - sell order_qty at the best ask when A * D >= B * N;
+ *   - otherwise the instrument is neutral.
+ * An order is sent only when an instrument's state changes from neutral (or
+ * the other side) to buy or sell, so a persistent imbalance yields one
+ * order, not one per update. At most max_orders orders in the whole run.
+ * Integer arithmetic only; no clock, no randomness: the same sequence of
+ * TW_MSG_TOP messages yields the same orders, byte for byte.
+ *
+ * Orders go to the order-out actor with act_send(); a refused send
+ * (mailbox full) is counted in missed, never retried. Each order carries
+ * the book mid and tick, which order-out's price-band check uses.
+ *
+ * Order-out answers every order asynchronously (TW_MSG_ORDER_REPLY: sent,
+ * or refused by pre-trade risk / the session, with the reason) and relays
+ * the exchange's execution reports (TW_MSG_EXEC). The sample only counts
+ * them; a real strategy would track its working orders and position here.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "act.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TW_STRATEGY_MAX_INSTRUMENTS 64
+
+/** Parameters (tickwire.cfg strategy { }). */
+struct tw_strategy_params {
+	uint32_t n_instruments;
+	int32_t instruments[TW_STRATEGY_MAX_INSTRUMENTS];
+	uint32_t ratio_numerator;     /**< N, > D */
+	uint32_t ratio_denominator;   /**< D, > 0 */
+	uint32_t order_qty;
+	uint32_t max_orders;
+};
+
+/** Counters of the strategy (read when the decode group is idle). */
+struct tw_strategy_stats {
+	uint64_t events;              /**< TW_MSG_TOP seen */
+	uint64_t considered;          /**< of a listed instrument, valid, two-sided */
+	uint64_t orders;              /**< orders sent */
+	uint64_t missed;              /**< act_send() refused */
+	uint64_t capped;              /**< signals after max_orders */
+	uint64_t replies_sent;        /**< TW_MSG_ORDER_REPLY: sent to the exchange */
+	uint64_t replies_refused;     /**< TW_MSG_ORDER_REPLY: refused (any reason) */
+	uint64_t refused[32];         /**< refused by enum tw_order_reason */
+	uint64_t exec[5];             /**< TW_MSG_EXEC by enum tw_exec_kind */
+	uint64_t filled_qty;          /**< sum of last_qty of fills */
+};
+
+struct tw_strategy;
+
+/**
+ * Create the strategy state. @p order_out receives the orders.
+ * @return the state, or NULL with errno EINVAL (ratio not N > D > 0, too
+ *         many instruments) or ENOMEM.
+ */
+struct tw_strategy *tw_strategy_create(const struct tw_strategy_params *params,
+				       struct act_actor *order_out);
+
+/** Free the state (after its actor was destroyed). NULL is ignored. */
+void tw_strategy_destroy(struct tw_strategy *s);
+
+/**
+ * The handler table of the strategy actor: pass it, its count and the
+ * state to act_actor_create().
+ */
+const act_handler_fn *tw_strategy_handlers(uint32_t *count);
+
+/** Counters. */
+void tw_strategy_stats(const struct tw_strategy *s, struct tw_strategy_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TICKWIRE_TW_STRATEGY_H */

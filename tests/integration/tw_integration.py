@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Integration tests of the tickwire appliance (app/tickwire).
+
+  tw_integration.py --build DIR --source DIR --cme-data DIR TEST
+
+Tests: books-two-stage, books-one-thread, books-rte-ring, orders, bad-config,
+sigterm, report (the real channel-340 capture); ilink, ilink-risk, topology,
+telemetry (the synthetic capture the build generates; no CME data needed). Each runs tickwire with --no-huge --no-pci net_pcap vdevs
+(from the demo profile, rewritten by tw_profile.py) under its own
+--file-prefix, so tests run in parallel. Exit 77 (skip) when the CME data is
+missing.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+CAPTURE = 'pcap/omi-data-packets/Cme/Mdp3.Sbe.v1.6/Cme.Mdp3.Sbe.v6.1.classic-nsec.pcap'
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Ctx:
+    def __init__(self, a):
+        self.build = os.path.abspath(a.build)
+        self.source = os.path.abspath(a.source)
+        self.capture = os.path.join(a.cme_data, CAPTURE)
+        self.tmp = tempfile.mkdtemp(prefix='tw-it-%s-' % a.test)
+        self.test = a.test
+        self.tickwire = os.path.join(self.build, 'app/tickwire/tickwire')
+        self.replay = os.path.join(self.build, 'app/replay/tickwire-replay')
+        self.book = os.path.join(self.build, 'app/book/tickwire-book')
+        self.report = os.path.join(self.build, 'app/report/tickwire-report')
+        self.sim = os.path.join(self.build, 'app/ilink-sim/tickwire-ilink-sim')
+        self.synth = [os.path.join(self.build, 'app/synth/synth-demo-%s.pcap' % s)
+                      for s in 'ab']
+
+    def profile(self, name, cfg=(), ini=(), infinite=False, synthetic=False):
+        out = os.path.join(self.tmp, name)
+        inf = ',infinite_rx=1' if infinite else ''
+        rx_a, rx_b = self.synth if synthetic else (self.capture, self.capture)
+        cmd = [sys.executable, os.path.join(HERE, 'tw_profile.py'),
+               '--from', os.path.join(self.source, 'dpdk-config/demo'), '--out', out,
+               '--rx', 'feed_a=' + rx_a + inf, '--rx', 'feed_b=' + rx_b + inf,
+               '--tx', 'orders=' + os.path.join(out, 'orders.pcap'),
+               '--cfg', r'^(\s*file\s*=\s*)"[^"]*latency[^"]*"=>\1"%s"' %
+               os.path.join(out, 'latency.bin'),
+               '--cfg', r'interval_ms = \d+=>interval_ms = 0',
+               # the whole capture fits in the hand-off: nothing dropped, so
+               # books compare with tickwire-book
+               '--cfg', r'(capture_to_decode = \{[^}]*?capacity = )\d+=>\g<1>16384']
+        for c in cfg:
+            cmd += ['--cfg', c]
+        for c in ini:
+            cmd += ['--ini', c]
+        subprocess.run(cmd, check=True)
+        return out
+
+    def run_tickwire(self, prof, timeout=60, extra=()):
+        prefix = 'tw-%s-%d-%s' % (self.test, os.getpid(), os.path.basename(prof))
+        # The demo profile already gives --no-huge --no-pci --lcores '(0-4)@(0,1)'
+        # (EAL refuses a second --lcores); the file prefix is per test run.
+        cmd = [self.tickwire, '--file-prefix', prefix, '--',
+               '--ports', os.path.join(prof, 'ports.ini'),
+               '--config', os.path.join(prof, 'tickwire.cfg'), '--print-books', '5'] + list(extra)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if p.returncode != 0:
+            print(p.stdout, p.stderr)
+            fail('tickwire exited %d' % p.returncode)
+        return p.stdout
+
+
+def fail(msg):
+    print('FAIL: ' + msg)
+    sys.exit(1)
+
+
+def counters(text):
+    return dict(re.findall(r'^([a-z_.]+) (\S+)$', text, re.M))
+
+
+def book_reference(ctx):
+    p = subprocess.run([ctx.book, '--counters-only', ctx.capture], capture_output=True,
+                       text=True, check=True)
+    out = p.stdout
+    ref = {'hash': re.search(r'book hash ([0-9a-f]+)', out).group(1)}
+    ref.update(dict(re.findall(r'(\w+)=(\d+)', out)))
+    return ref
+
+
+def check_books(ctx, topology, handoff=None):
+    cfg = [r'^topology = .*$=>topology = "%s";' % topology]
+    if handoff:
+        cfg.append(r'(capture_to_decode = \{[^}]*?type = )"\w+"=>\g<1>"%s"' % handoff)
+    out = ctx.run_tickwire(ctx.profile(topology, cfg))
+    c = counters(out)
+    ref = book_reference(ctx)
+    print(out)
+    checks = [
+        ('book.hash', '0x' + ref['hash']),
+        ('book.packets_applied', ref['packets_applied']),
+        ('book.messages', ref['messages']),
+        ('book.entries', ref['entries']),
+        ('book.book_updates', ref['book_updates']),
+        ('book.trades', ref['trades']),
+        ('book.rpt_seq_gaps', ref['rpt_seq_gaps']),
+        ('arb.lost_packets', ref['lost_packets']),
+        ('arb.gaps', ref['gaps']),
+    ]
+    for key, want in checks:
+        if c.get(key) != want:
+            fail('%s: tickwire %s, tickwire-book %s' % (key, c.get(key), want))
+    if int(c['arb.packets_a']) + int(c['arb.packets_b']) != 10000:
+        fail('not every packet of both feeds reached the arbiter')
+    drops = sum(int(v) for k, v in c.items() if k.endswith('handoff_drops'))
+    if drops:
+        fail('%d hand-off drops' % drops)
+    print('ok: %s%s: books and counters equal tickwire-book (hash %s)' %
+          (topology, ' / ' + handoff if handoff else '', ref['hash']))
+
+
+def payloads(path):
+    p = subprocess.run([sys.executable, os.path.join(HERE, 'pcap_payloads.py'), path],
+                       capture_output=True, text=True, check=True)
+    return p.stdout.split()
+
+
+def check_orders(ctx):
+    runs = []
+    for topology in ('two-stage', 'two-stage', 'one-thread'):
+        prof = ctx.profile('%s-%d' % (topology, len(runs)),
+                           [r'^topology = .*$=>topology = "%s";' % topology])
+        ctx.run_tickwire(prof)
+        runs.append(payloads(os.path.join(prof, 'orders.pcap')))
+    prof = ctx.profile('replay')
+    rp = os.path.join(ctx.tmp, 'replay-orders.pcap')
+    subprocess.run([ctx.replay, '--ports', os.path.join(prof, 'ports.ini'), '--config',
+                    os.path.join(prof, 'tickwire.cfg'), '--orders-out', rp, '--print-books', '0'],
+                   check=True, capture_output=True)
+    replay = payloads(rp)
+    if not replay:
+        fail('the strategy sent no order: nothing to compare')
+    for i, r in enumerate(runs):
+        if r != replay:
+            fail('run %d: %d orders differ from the replay\'s %d' % (i, len(r), len(replay)))
+    for line in replay:
+        if len(line) != 80 or not line.startswith('54574f31'):
+            fail('order payload is not 40 bytes of TWO1: ' + line)
+    print('ok: %d orders, byte-identical in 3 appliance runs and the library-only replay' %
+          len(replay))
+
+
+BAD = [
+    # (what, file, substitution, expected message fragment)
+    ('lcore not in eal.lcores', 'cfg', r'decode = \d+;=>decode = 9;', 'decode'),
+    ('unknown topology', 'cfg', r'^topology = .*$=>topology = "three-stage";', 'topology'),
+    ('unknown queue type', 'cfg', r'type = "batched";=>type = "fifo";', 'type'),
+    ('ratio not above 1', 'cfg', r'imbalance_numerator = \d+;=>imbalance_numerator = 1;',
+     'imbalance'),
+    ('feed on an unknown port', 'ini', r'^port = feed_b$=>port = feed_z', 'feed_z'),
+    ('bad multicast group', 'ini', r'^group = 224.0.32.64$=>group = 300.1.2.3', 'group'),
+    ('capacity not a power of two', 'cfg', r'capacity = 1024;=>capacity = 1000;', 'capacity'),
+]
+
+
+def check_bad_config(ctx):
+    for i, (what, which, sub, frag) in enumerate(BAD):
+        prof = ctx.profile('bad%d' % i, cfg=[sub] if which == 'cfg' else [],
+                           ini=[sub] if which == 'ini' else [])
+        target = os.path.join(prof, 'tickwire.cfg' if which == 'cfg' else 'ports.ini')
+        original = os.path.join(ctx.source, 'dpdk-config/demo', os.path.basename(target))
+        if open(target).read() == open(original).read() and which == 'cfg':
+            fail('%s: substitution did not apply' % what)
+        p = subprocess.run([ctx.tickwire, '--file-prefix', 'tw-bad-%d-%d' % (os.getpid(), i),
+                            '--', '--ports', os.path.join(prof, 'ports.ini'),
+                            '--config', os.path.join(prof, 'tickwire.cfg')],
+                           capture_output=True, text=True, timeout=30)
+        err = p.stderr
+        m = re.search(r'^%s:(\d+): error: (.*)$' % re.escape(target), err, re.M)
+        if p.returncode != 1 or m is None or frag not in m.group(2) or 'EAL' in err:
+            print(err)
+            fail('%s: not refused with file, line and reason (exit %d)' % (what, p.returncode))
+        print('ok: %s -> %s' % (what, m.group(0)))
+
+
+def check_sigterm(ctx):
+    # net_pcap with infinite_rx=1 preloads the whole file into mbufs: a pool
+    # of 2 x 10000 at least.
+    prof = ctx.profile('sigterm', infinite=True,
+                       cfg=[r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
+                       ini=[r'^mbufs = \d+$=>mbufs = 32767'])
+    cmd = [ctx.tickwire, '--file-prefix', 'tw-sigterm-%d' % os.getpid(), '--', '--ports',
+           os.path.join(prof, 'ports.ini'), '--config', os.path.join(prof, 'tickwire.cfg'),
+           '--print-books', '1']
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    if p.poll() is not None:
+        print(p.communicate())
+        fail('tickwire ended before SIGTERM (infinite_rx=1 should loop)')
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail('no exit within 20 s of SIGTERM')
+    c = counters(out)
+    if p.returncode != 0 or 'stopped by signal' not in out or 'chain.rx_packets' not in c:
+        print(out, err)
+        fail('unclean exit %d' % p.returncode)
+    if int(c['capture_a.rx']) <= 10000:
+        fail('infinite_rx did not loop (%s packets)' % c['capture_a.rx'])
+    print('ok: SIGTERM mid-replay: exit 0 after %s packets, counters printed' %
+          c['capture_a.rx'])
+
+
+def check_report(ctx):
+    files = []
+    for topology in ('one-thread', 'two-stage'):
+        prof = ctx.profile(topology, [r'^topology = .*$=>topology = "%s";' % topology])
+        out = ctx.run_tickwire(prof)
+        n = int(re.search(r'== latency: (\d+) records', out).group(1))
+        if n != int(counters(out)['chain.events']) - 0 and n == 0:
+            fail('no latency records')
+        files.append(os.path.join(prof, 'latency.bin'))
+    for args in ([files[0]], files):
+        p = subprocess.run([ctx.report] + args, capture_output=True, text=True, check=True)
+        print(p.stdout)
+        for pat in (r'^overall +\d+ +\d+', r'^book \(all\)', r'^trade \(all\)',
+                    r'floor -?\d+ ns, slope'):
+            if not re.search(pat, p.stdout, re.M):
+                fail('report lacks %s' % pat)
+        if len(args) == 2 and 'p50 2/1' not in p.stdout:
+            fail('no side-by-side comparison')
+    p = subprocess.run([ctx.report, os.path.join(prof, 'ports.ini')], capture_output=True,
+                       text=True)
+    if p.returncode != 1 or 'not a tickwire latency file' not in p.stderr:
+        fail('a non-latency file was not refused')
+    print('ok: tickwire-report on recorded files')
+
+
+# -- iLink 3: demo replay -> strategy -> order-out -> tickwire-ilink-sim -------
+
+class Sim:
+    """tickwire-ilink-sim on an ephemeral loopback port (first stdout line)."""
+
+    def __init__(self, ctx, *args):
+        self.creds = os.path.join(ctx.tmp, 'ilink3.credentials')
+        fd = os.open(self.creds, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, b'access_key_id=TESTKEY1\n'
+                 b'secret_key=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8\n')
+        os.close(fd)
+        self.p = subprocess.Popen([ctx.sim, '--credentials', self.creds, '--port', '0'] +
+                                  list(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        self.port = int(self.p.stdout.readline())
+
+    def events(self):
+        self.p.stdin.close()
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        out = self.p.stdout.read()
+        self.p.stdout.close()
+        self.p.stderr.close()
+        return out
+
+    def session_cfg(self, ctx, name):
+        return [r'credentials_file = "";=>credentials_file = "%s";\n'
+                r'  gateway_host = "127.0.0.1";\n  gateway_port = %d;\n'
+                r'  session_id = "TWT";\n  firm_id = "TWFRM";\n  keep_alive_ms = 1000;'
+                % (self.creds, self.port),
+                r'file = "tickwire-demo.session"=>file = "%s"' %
+                os.path.join(ctx.tmp, name + '.journal')]
+
+
+def sim_apps(events, template):
+    return len(re.findall(r'^app seq=\d+ template=%d ' % template, events, re.M))
+
+
+def check_ilink(ctx):
+    sim = Sim(ctx, '--fill-max', '10')
+    prof = ctx.profile('ilink', synthetic=True, cfg=sim.session_cfg(ctx, 'ilink') + [
+        r'max_open_orders = \d+;=>max_open_orders = 1000;',
+        r'max_position = \d+;=>max_position = 1000;',
+        r'max_messages_per_second = \d+;=>max_messages_per_second = 10000;'])
+    out = ctx.run_tickwire(prof)
+    events = sim.events()
+    c = counters(out)
+    print(out[out.index('== counters'):out.index('== books')])
+    n = int(c['strategy.orders'])
+    want = {
+        'order.in': n, 'order.sent': n, 'order.refused': 0, 'order.exec.new': n,
+        'order.exec.fill': n, 'order.exec.reject': 0, 'strategy.replies_sent': n,
+        'strategy.replies_refused': 0, 'strategy.exec.new': n, 'strategy.exec.fill': n,
+        'strategy.filled_qty': n, 'session.established': 1, 'order.replies_failed': 0,
+        'order.exec_relay_failed': 0, 'chain.orders_written': 0,
+    }
+    for key, value in want.items():
+        if int(c.get(key, -1)) != value:
+            fail('%s = %s, want %d' % (key, c.get(key), value))
+    if n == 0:
+        fail('the strategy sent no order')
+    if sim_apps(events, 514) != n:
+        print(events)
+        fail('the simulator got %d NewOrderSingle, tickwire sent %d' %
+             (sim_apps(events, 514), n))
+    if os.path.getsize(os.path.join(prof, 'orders.pcap')) > 24:
+        fail('orders went to the pcap port too')
+    print('ok: %d orders -> tickwire-ilink-sim -> %d acks, %d fills back to the strategy' %
+          (n, n, n))
+
+
+def check_ilink_risk(ctx):
+    # fill-max 0: every order rests, so risk.max_open_orders = 2 lets two out
+    # and refuses the rest before any byte is written; SIGUSR1 then engages
+    # the kill switch, which cancels the two.
+    sim = Sim(ctx, '--fill-max', '0')
+    prof = ctx.profile('ilink-risk', synthetic=True, infinite=True,
+                       cfg=sim.session_cfg(ctx, 'ilink-risk') + [
+                           r'max_open_orders = \d+;=>max_open_orders = 2;',
+                           r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
+                       ini=[r'^mbufs = \d+$=>mbufs = 65535'])
+    cmd = [ctx.tickwire, '--file-prefix', 'tw-ilink-risk-%d' % os.getpid(), '--',
+           '--ports', os.path.join(prof, 'ports.ini'),
+           '--config', os.path.join(prof, 'tickwire.cfg'), '--print-books', '0']
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGUSR1)
+    time.sleep(1)
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail('no exit within 20 s of SIGTERM')
+    events = sim.events()
+    c = counters(out)
+    if p.returncode != 0 or '== counters' not in out:
+        print(out, err)
+        fail('tickwire exited %d' % p.returncode)
+    print(out[out.index('== counters'):])
+    refused = int(c.get('order.refused.max_open_orders', 0))
+    checks = [
+        ('order.sent', int(c['order.sent']) == 2),
+        ('order.refused.max_open_orders', refused > 0),
+        # every order answered; under infinite_rx the decode mailbox may be
+        # full, and a reply that cannot be queued is counted
+        ('strategy.refused.max_open_orders', int(c.get('strategy.refused.max_open_orders',
+                                                        0)) > 0),
+        ('replies', int(c['strategy.replies_sent']) + int(c['strategy.replies_refused']) +
+         int(c['order.replies_failed']) == int(c['order.in'])),
+        ('order.refused', int(c['order.refused']) ==
+         int(c['order.in']) - 2),
+        ('order.kill_events', int(c['order.kill_events']) == 1),
+        ('order.cancels_sent', int(c['order.cancels_sent']) == 2),
+        ('order.exec.canceled', int(c['order.exec.canceled']) == 2),
+        ('strategy.exec.canceled', int(c['strategy.exec.canceled']) == 2),
+        ('simulator NewOrderSingle', sim_apps(events, 514) == 2),
+        ('simulator OrderCancelRequest', sim_apps(events, 516) == 2),
+    ]
+    for what, ok in checks:
+        if not ok:
+            print(events)
+            fail('risk / kill switch: %s' % what)
+    print('ok: %d orders refused by max_open_orders (counted, reported to the strategy, '
+          'never sent); SIGUSR1 cancelled the 2 open orders' % refused)
+
+
+# -- start-up topology validation ----------------------------------------------
+
+def check_topology(ctx):
+    cases = [
+        # (what, profile substitution, extra args)
+        ('cpu missing on a synthetic machine', [], ['--synthetic', 'pack:1 core:1 pu:1']),
+        ('cpu missing on this machine', [r'^lcores = .*$=>lcores = (0-4)@(0,%d)' %
+                                         (os.cpu_count() + 64)], []),
+    ]
+    for i, (what, ini, extra) in enumerate(cases):
+        prof = ctx.profile('topo%d' % i, synthetic=True, ini=ini)
+        p = subprocess.run([ctx.tickwire, '--file-prefix', 'tw-topo-%d-%d' % (os.getpid(), i),
+                            '--', '--ports', os.path.join(prof, 'ports.ini'), '--config',
+                            os.path.join(prof, 'tickwire.cfg')] + extra,
+                           capture_output=True, text=True, timeout=30)
+        m = re.search(r'^(\S+):(\d+): error: (lcores\.\w+ = \d+: .*not on .*); hint: ',
+                      p.stderr, re.M)
+        if p.returncode != 1 or m is None or 'EAL: ' in p.stderr or \
+                'refused before EAL' not in p.stderr:
+            print(p.stdout, p.stderr)
+            fail('%s: not refused before EAL with file:line: error: ...; hint' % what)
+        print('ok: %s -> %s' % (what, m.group(0)))
+    # a core map that fits: warnings printed (shared cores, not isolated), runs
+    prof = ctx.profile('topo-ok', synthetic=True)
+    p = subprocess.run([ctx.tickwire, '--file-prefix', 'tw-topo-ok-%d' % os.getpid(), '--',
+                        '--ports', os.path.join(prof, 'ports.ini'), '--config',
+                        os.path.join(prof, 'tickwire.cfg'), '--print-books', '0',
+                        '--synthetic', 'pack:1 core:2 pu:1'],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0 or not re.search(r'^\S+:\d+: warning: ', p.stderr, re.M):
+        print(p.stdout, p.stderr)
+        fail('a fitting core map did not start with its warnings printed')
+    print('ok: fitting core map starts, warnings printed')
+
+
+# -- telemetry -------------------------------------------------------------------
+
+def telemetry_path(prefix):
+    if os.geteuid() == 0:
+        base = '/var/run/dpdk'
+    else:
+        base = os.path.join(os.environ.get('XDG_RUNTIME_DIR', '/tmp'), 'dpdk')
+    return os.path.join(base, prefix, 'dpdk_telemetry.v2')
+
+
+class Telemetry:
+    def __init__(self, path):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.s.settimeout(5)
+        self.s.connect(path)
+        self.info = json.loads(self.s.recv(16384).decode())
+
+    def query(self, cmd):
+        self.s.send(cmd.encode())
+        return json.loads(self.s.recv(65536).decode())
+
+
+def check_telemetry(ctx):
+    prof = ctx.profile('telemetry', synthetic=True, infinite=True,
+                       cfg=[r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
+                       ini=[r'^mbufs = \d+$=>mbufs = 65535'])
+    prefix = 'tw-telemetry-%d' % os.getpid()
+    cmd = [ctx.tickwire, '--file-prefix', prefix, '--', '--ports',
+           os.path.join(prof, 'ports.ini'), '--config', os.path.join(prof, 'tickwire.cfg'),
+           '--print-books', '0']
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        path = telemetry_path(prefix)
+        for _ in range(100):
+            if os.path.exists(path):
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)
+        t = Telemetry(path)
+        if 'max_output_len' not in t.info:
+            fail('telemetry greeting: %s' % t.info)
+        cmds = t.query('/')['/']
+        for c in ('/tickwire/stats', '/tickwire/book', '/tickwire/latency', '/tickwire/kill'):
+            if c not in cmds:
+                fail('%s not registered: %s' % (c, cmds))
+        # {} until the ports are up (infinite_rx preloads the files) and the
+        # actors are built
+        for _ in range(200):
+            first = t.query('/tickwire/stats')['/tickwire/stats']
+            if first and first['decode_rx_packets'] > 0:
+                break
+            time.sleep(0.05)
+        time.sleep(1)
+        second = t.query('/tickwire/stats')['/tickwire/stats']
+        for key in ('capture_a_rx', 'capture_b_rx', 'decode_rx_packets', 'book_events',
+                    'signal_tops', 'orders_written'):
+            if not isinstance(second.get(key), int):
+                fail('/tickwire/stats: %s missing or not an integer: %s' % (key, second))
+        # the loop replays the same MsgSeqNums: after the first pass they are
+        # duplicates, so packets move but book events need not
+        if second['book_events'] == 0:
+            fail('/tickwire/stats: no book event')
+        for key in ('capture_a_rx', 'decode_rx_packets'):
+            if second[key] <= first[key]:
+                fail('/tickwire/stats: %s did not move (%d -> %d)' %
+                     (key, first[key], second[key]))
+        book = t.query('/tickwire/book,100000')['/tickwire/book']
+        if book.get('security_id') != 100000 or book.get('found') != 1 or \
+                book.get('state') not in ('ok', 'stale') or \
+                not re.match(r'^-?\d+@-?\d+ \| -?\d+@-?\d+$', book.get('level_1', '')):
+            fail('/tickwire/book,100000: %s' % book)
+        missing = t.query('/tickwire/book,999999999')['/tickwire/book']
+        if missing != {'security_id': 999999999, 'found': 0}:
+            fail('/tickwire/book of an unknown instrument: %s' % missing)
+        if t.query('/tickwire/book,abc')['/tickwire/book'] is not None:
+            fail('/tickwire/book,abc was not refused')
+        lat = t.query('/tickwire/latency')['/tickwire/latency']
+        keys = ['p50_ns', 'p90_ns', 'p99_ns', 'p99_9_ns', 'p99_99_ns', 'max_ns', 'records']
+        # percentiles are log2-bucket upper bounds, so they may exceed max_ns
+        if sorted(lat) != sorted(keys) or lat['records'] == 0 or lat['max_ns'] == 0 or \
+                not lat['p50_ns'] <= lat['p99_ns'] <= lat['p99_99_ns']:
+            fail('/tickwire/latency: %s' % lat)
+        print('ok: telemetry: stats moved (%d -> %d packets), book 100000 %s, latency p50 %d '
+              'ns over %d records' % (first['decode_rx_packets'], second['decode_rx_packets'],
+                                      book['level_1'], lat['p50_ns'], lat['records']))
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail('no exit within 20 s of SIGTERM')
+    if p.returncode != 0 or 'stopped by signal' not in out:
+        print(out, err)
+        fail('unclean exit %d after SIGTERM' % p.returncode)
+    print('ok: SIGTERM: exit 0')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--source', required=True)
+    ap.add_argument('--cme-data', required=True)
+    ap.add_argument('test')
+    a = ap.parse_args()
+    ctx = Ctx(a)
+    needs_data = a.test not in ('bad-config', 'ilink', 'ilink-risk', 'topology', 'telemetry')
+    if needs_data and not os.path.exists(ctx.capture):
+        print('SKIP: %s missing' % ctx.capture)
+        sys.exit(77)
+    if a.test == 'bad-config':
+        ctx.capture = '/nonexistent.pcap'
+    {
+        'books-two-stage': lambda: check_books(ctx, 'two-stage'),
+        'books-one-thread': lambda: check_books(ctx, 'one-thread'),
+        'books-rte-ring': lambda: check_books(ctx, 'two-stage', 'rte_ring'),
+        'orders': lambda: check_orders(ctx),
+        'bad-config': lambda: check_bad_config(ctx),
+        'sigterm': lambda: check_sigterm(ctx),
+        'report': lambda: check_report(ctx),
+        'ilink': lambda: check_ilink(ctx),
+        'ilink-risk': lambda: check_ilink_risk(ctx),
+        'topology': lambda: check_topology(ctx),
+        'telemetry': lambda: check_telemetry(ctx),
+    }[a.test]()
+
+
+if __name__ == '__main__':
+    main()
