@@ -36,6 +36,8 @@ struct open_order {
 	uint8_t cancel_sent;
 };
 
+#define TW_PENDING_EXECS 256
+
 struct order_state {
 	struct tw_chain *chain;
 	struct il3_session *session;   /* NULL: frames to the sink */
@@ -44,6 +46,14 @@ struct order_state {
 	bool closing;                  /* terminated: do not reconnect */
 	uint64_t next_connect_ns;
 	struct open_order open[TW_OPEN_ORDERS];
+	/*
+	 * Execution reports the decode group's mailbox could not take (it is
+	 * shared with the market-data hand-off and may be full during a burst):
+	 * kept in order and retried on every poll, so a report is late, never
+	 * lost, unless this bounded ring overflows too (then counted).
+	 */
+	struct tw_exec pending[TW_PENDING_EXECS];
+	uint32_t pending_head, pending_count;
 };
 
 _Static_assert((int)TW_ORDER_BAD_ORDER == (int)IL3_RISK_BAD_ORDER &&
@@ -383,6 +393,40 @@ clordid_number(const char *chars, size_t length)
 	return v;
 }
 
+/* Retry queued execution reports in order; false if some remain. */
+static bool
+flush_pending_execs(struct order_state *os)
+{
+	struct tw_chain *c = os->chain;
+
+	while (os->pending_count != 0) {
+		const struct tw_exec *e = &os->pending[os->pending_head];
+
+		if (act_send_copy(c->signal, TW_MSG_EXEC, e, sizeof(*e)) != 0)
+			return false;
+		os->pending_head = (os->pending_head + 1) % TW_PENDING_EXECS;
+		os->pending_count--;
+	}
+	return true;
+}
+
+static void
+relay_exec(struct order_state *os, const struct tw_exec *e)
+{
+	struct tw_chain *c = os->chain;
+
+	if (c->signal == NULL)
+		return;
+	if (flush_pending_execs(os) && act_send_copy(c->signal, TW_MSG_EXEC, e, sizeof(*e)) == 0)
+		return;
+	if (os->pending_count == TW_PENDING_EXECS) {
+		count(&c->stats.exec_relay_failed, 1);
+		return;
+	}
+	os->pending[(os->pending_head + os->pending_count) % TW_PENDING_EXECS] = *e;
+	os->pending_count++;
+}
+
 /* An application message of the gateway (inside il3_session_step(), so
  * inside on_poll(), under order-out's lock). */
 static void
@@ -458,8 +502,7 @@ on_app_message(void *ctx, const struct il3_msg *msg, bool retransmitted)
 			break;
 		}
 	}
-	if (c->signal != NULL && act_send_copy(c->signal, TW_MSG_EXEC, &e, sizeof(e)) != 0)
-		count(&c->stats.exec_relay_failed, 1);
+	relay_exec(os, &e);
 }
 
 static void
@@ -526,6 +569,11 @@ on_poll(struct act_actor *self, void *state, struct act_msg *msg)
 	(void)self;
 	if (os->session == NULL)
 		return;
+	if (!flush_pending_execs(os) && msg->type == TW_MSG_FLUSH) {
+		/* shutting down: what cannot be relayed now never will be */
+		count(&c->stats.exec_relay_failed, os->pending_count);
+		os->pending_count = 0;
+	}
 	if (msg->type == TW_MSG_FLUSH) {
 		os->closing = true;
 		if (il3_session_state(os->session) == IL3_STATE_ESTABLISHED)
