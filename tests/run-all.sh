@@ -2,7 +2,9 @@
 # Run the whole test suite the way CI does:
 #   1. default build (gcc, -Werror): every suite;
 #   2. ASan+UBSan build: every suite but perf;
-#   3. TSan build: the concurrent suites (lib/actor).
+#   3. TSan build: the concurrent suites (lib/actor);
+#   4. clang fuzz build: the MDP3 libFuzzer harness for $TW_FUZZ_SECONDS
+#      (default 120 s), failing on any crash.
 # Build trees go to $TW_BUILD_ROOT (default: build-tests/ in the source tree).
 # The last line is "N passed, N failed", counted from meson's test logs.
 set -uo pipefail
@@ -37,6 +39,7 @@ run_build() { # name, meson test args, meson setup args...
 run_build default ""
 run_build asan "--no-suite perf" -Db_sanitize=address,undefined -Db_lundef=false
 run_build tsan "--suite actor" -Db_sanitize=thread -Db_lundef=false
+TW_FUZZ_SECONDS=${TW_FUZZ_SECONDS:-120} CC=clang run_build fuzz "--suite fuzz" -Dfuzz=true
 
 /usr/bin/python3 - "$root" "$failed_setup" <<'PY'
 import json, pathlib, sys
