@@ -153,10 +153,14 @@ int act_group_bind(struct act_group *g)
 
 int act_group_step(struct act_group *g, uint32_t max)
 {
-	int rc = act_group_bind(g);
+	/* Already bound to this thread (every step after the first): no CAS. */
+	if (atomic_load_explicit(&g->bound, memory_order_relaxed) != &act__tls_thread ||
+	    g->has_thread) {
+		int rc = act_group_bind(g);
 
-	if (rc != 0)
-		return rc;
+		if (rc != 0)
+			return rc;
+	}
 	return (int)run_batch(g, max != 0 ? max : g->batch);
 }
 

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * bench_feed: cost of the feed pipeline on the real CME captures, replayed
+ * from memory on one pinned core.
+ *
+ * Each capture's UDP payloads are copied once into one buffer (capture
+ * order).  A repetition replays them all into a fresh feed (created before
+ * the clock starts); the time of the whole replay divided by the messages
+ * (and packets) decoded gives amortized ns per message and per packet.
+ * Several repetitions, the median is reported (min and max beside it).
+ *
+ * Arms, each on the same data in the same run (ratios are to "walk"):
+ *   walk       decode only: mdp3_walk_packet() with a handler that reads
+ *              each message's template id (the floor: validation + dispatch)
+ *   book       decode + book update: feed A through book_feed_apply() (no
+ *              arbiter) -> walk -> RptSeq -> book updates; no events
+ *   book A     feed A through the whole pipeline: arbiter (in sequence,
+ *              zero copy) -> walk -> RptSeq -> book updates; no events
+ *   book A+ev  the same with a book-event callback (the signal stage stub)
+ *   book A+B   both feeds arbitrated (every packet twice; duplicates dropped)
+ *   book A+B+ev  the same with events
+ * Per message and per packet figures use the messages and packets decoded
+ * (one copy each), so A+B includes the cost of dropping duplicates.
+ *
+ * usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--json FILE]
+ * Target (issue 4): <= 40 ns per message for decode + book update.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "book.h"
+#include "mdp3.h"
+#include "tw_pcap.h"
+
+#define MAX_REPS 1001
+#define CAPTURE_V6 "pcap/omi-data-packets/Cme/Mdp3.Sbe.v1.6/Cme.Mdp3.Sbe.v6.1.pcap"
+#define CAPTURE_V8 "pcap/omi-data-packets/Cme/Mdp3.Sbe.v1.8/Cme.Mdp3.Sbe.v8.1.Example.pcap"
+
+struct dgram {
+	uint32_t offset;
+	uint32_t length;
+	uint64_t time_ns;
+	uint8_t feed;
+};
+
+struct capture {
+	const char *name;
+	uint8_t *bytes;
+	struct dgram *d;
+	size_t n;
+	uint64_t packets_a;
+	uint64_t messages_a;   /* messages in feed A's packets */
+};
+
+enum arm {
+	ARM_WALK,
+	ARM_BOOK_APPLY,
+	ARM_BOOK_A,
+	ARM_BOOK_A_EVENTS,
+	ARM_BOOK_AB,
+	ARM_BOOK_AB_EVENTS,
+	ARM_COUNT
+};
+
+static const char *const arm_names[ARM_COUNT] = {
+	"walk", "book", "book A", "book A+ev", "book A+B", "book A+B+ev",
+};
+
+struct result {
+	double ns_per_msg[MAX_REPS];
+	double ns_per_pkt[MAX_REPS];
+	unsigned int reps;
+	uint64_t messages;
+	uint64_t packets;
+	uint64_t check;   /* something the work produced, so it is not optimised away */
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int
+load(struct capture *cap, const char *dir, const char *rel, const char *name)
+{
+	struct mdp3_routes routes;
+	struct tw_pcap_frame fr;
+	struct tw_pcap_l4 l4;
+	struct mdp3_route r;
+	struct mdp3_walker w;
+	struct tw_pcap *pcap;
+	size_t cap_d = 0, cap_b = 0, used = 0;
+	char path[1024];
+	int rc;
+
+	memset(cap, 0, sizeof(*cap));
+	cap->name = name;
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	pcap = tw_pcap_open(path);
+	if (pcap == NULL) {
+		fprintf(stderr, "bench_feed: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	mdp3_routes_init(&routes, true);
+	mdp3_walker_init(&w, NULL, NULL);
+	while ((rc = tw_pcap_next(pcap, &fr)) == 1) {
+		if (tw_pcap_parse_frame(fr.data, fr.caplen, fr.linktype, &l4, NULL) < 0 ||
+				l4.protocol != 17 ||
+				mdp3_routes_match(&routes, l4.dst_ip, l4.dst_port, &r) < 0 ||
+				r.stream != MDP3_STREAM_INCREMENTAL)
+			continue;
+		if (cap->n == cap_d) {
+			cap_d = cap_d == 0 ? 16384 : 2 * cap_d;
+			cap->d = realloc(cap->d, cap_d * sizeof(*cap->d));
+		}
+		while (used + l4.payload_length > cap_b) {
+			cap_b = cap_b == 0 ? 1u << 22 : 2 * cap_b;
+			cap->bytes = realloc(cap->bytes, cap_b);
+		}
+		if (cap->d == NULL || cap->bytes == NULL) {
+			fprintf(stderr, "bench_feed: out of memory\n");
+			return -1;
+		}
+		memcpy(cap->bytes + used, l4.payload, l4.payload_length);
+		cap->d[cap->n].offset = (uint32_t)used;
+		cap->d[cap->n].length = l4.payload_length;
+		cap->d[cap->n].time_ns = fr.time_ns;
+		cap->d[cap->n].feed = r.feed;
+		used += l4.payload_length;
+		if (r.feed == MDP3_FEED_A) {
+			uint64_t before = w.counters.messages + w.counters.messages_skipped;
+
+			mdp3_walk_packet(&w, l4.payload, l4.payload_length);
+			cap->messages_a += w.counters.messages + w.counters.messages_skipped -
+				before;
+			cap->packets_a++;
+		}
+		cap->n++;
+	}
+	tw_pcap_close(pcap);
+	if (rc < 0 || cap->n == 0) {
+		fprintf(stderr, "bench_feed: %s: no incremental datagrams\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+walk_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
+{
+	uint64_t *sum = ctx;
+
+	(void)pkt;
+	*sum += msg->template_id;
+	return 0;
+}
+
+static void
+on_event(void *ctx, const struct book_event *e)
+{
+	uint64_t *sum = ctx;
+
+	/* what a signal stage reads first: the top of book */
+	*sum += (uint64_t)e->consolidated.bid_price ^ (uint64_t)e->consolidated.ask_qty;
+}
+
+static double
+one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *messages,
+		uint64_t *packets)
+{
+	struct book_feed_config c = { .max_instruments = 1024 };
+	struct mdp3_handler h = { .on_message = walk_message, .ctx = check };
+	bool both = arm == ARM_BOOK_AB || arm == ARM_BOOK_AB_EVENTS;
+	struct book_feed *feed = NULL;
+	struct mdp3_walker w;
+	uint64_t t0, t1;
+	size_t i;
+
+	if (arm == ARM_BOOK_A_EVENTS || arm == ARM_BOOK_AB_EVENTS) {
+		c.handler.on_event = on_event;
+		c.handler.ctx = check;
+	}
+	if (arm == ARM_WALK) {
+		mdp3_walker_init(&w, NULL, &h);
+	} else {
+		feed = book_feed_create(&c);
+		if (feed == NULL) {
+			fprintf(stderr, "bench_feed: book_feed_create: %s\n", strerror(errno));
+			exit(1);
+		}
+	}
+	t0 = now_ns();
+	if (arm == ARM_WALK) {
+		for (i = 0; i < cap->n; i++)
+			if (cap->d[i].feed == MDP3_FEED_A)
+				mdp3_walk_packet(&w, cap->bytes + cap->d[i].offset,
+						cap->d[i].length);
+	} else if (arm == ARM_BOOK_APPLY) {
+		for (i = 0; i < cap->n; i++)
+			if (cap->d[i].feed == MDP3_FEED_A)
+				book_feed_apply(feed, MDP3_FEED_A, cap->bytes + cap->d[i].offset,
+						cap->d[i].length, cap->d[i].time_ns);
+	} else {
+		for (i = 0; i < cap->n; i++) {
+			const struct dgram *d = &cap->d[i];
+
+			if (!both && d->feed != MDP3_FEED_A)
+				continue;
+			book_feed_packet(feed, MDP3_STREAM_INCREMENTAL, (enum mdp3_feed_id)d->feed,
+					cap->bytes + d->offset, d->length, d->time_ns);
+		}
+	}
+	t1 = now_ns();
+	if (arm == ARM_WALK) {
+		*messages = w.counters.messages + w.counters.messages_skipped;
+		*packets = w.counters.packets;
+	} else {
+		const struct book_feed_counters *fc = book_feed_counters(feed);
+
+		*messages = fc->messages + fc->messages_unknown;
+		*packets = fc->packets_applied;
+		*check += book_feed_hash(feed);
+		if (fc->stale_books != 0 || fc->lost_packets != 0) {
+			fprintf(stderr, "bench_feed: unexpected loss in a full replay\n");
+			exit(1);
+		}
+		book_feed_destroy(feed);
+	}
+	return (double)(t1 - t0);
+}
+
+static int
+compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(const double *v, unsigned int n, double *min, double *max)
+{
+	double s[MAX_REPS];
+
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), compare_double);
+	*min = s[0];
+	*max = s[n - 1];
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--json FILE]\n"
+		"  --data DIR   CME data directory (default ../shared/data/cme from the\n"
+		"               source tree, as configured)\n"
+		"  --cpu N      pin to this CPU (default: the last one)\n"
+		"  --reps R     repetitions per arm (default 31, at most %d)\n"
+		"  --arm NAME   run only this arm (and walk): \"book A\", \"book A+B\" ...\n"
+		"  --json FILE  also write the results as JSON (default bench_feed.json)\n",
+		MAX_REPS);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "data", required_argument, NULL, 'd' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "arm", required_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct capture caps[2];
+	static struct result res[2][ARM_COUNT];
+	const char *data = TW_BENCH_CME_DATA, *json = "bench_feed.json";
+	unsigned int reps = 31, r, k, a, only = ARM_COUNT;
+	long cpu = -1;
+	cpu_set_t set;
+	FILE *jf;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			data = optarg;
+			break;
+		case 'c':
+			cpu = strtol(optarg, NULL, 10);
+			break;
+		case 'r':
+			reps = (unsigned int)strtoul(optarg, NULL, 10);
+			if (reps == 0 || reps > MAX_REPS) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		case 'a':
+			for (only = 0; only < ARM_COUNT; only++)
+				if (strcmp(optarg, arm_names[only]) == 0)
+					break;
+			if (only == ARM_COUNT) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (cpu < 0) {
+		if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+			perror("sched_getaffinity");
+			return 1;
+		}
+		for (k = 0; k < CPU_SETSIZE; k++)
+			if (CPU_ISSET(k, &set))
+				cpu = k;
+	}
+	CPU_ZERO(&set);
+	CPU_SET((int)cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+		fprintf(stderr, "bench_feed: cannot pin to cpu %ld: %s\n", cpu, strerror(errno));
+		return 1;
+	}
+	if (load(&caps[0], data, CAPTURE_V6, "ch340 v6") < 0 ||
+			load(&caps[1], data, CAPTURE_V8, "ch320 v8") < 0)
+		return 1;
+
+	printf("bench_feed: cpu %ld, %u repetitions per arm, median [min .. max]\n", cpu, reps);
+	for (k = 0; k < 2; k++) {
+		uint64_t check = 0, msgs, pkts;
+
+		printf("\n%s: %" PRIu64 " packets, %" PRIu64 " messages per feed "
+				"(%.2f per packet)\n", caps[k].name, caps[k].packets_a,
+				caps[k].messages_a,
+				(double)caps[k].messages_a / (double)caps[k].packets_a);
+		printf("  %-12s %10s %22s %10s %22s %8s\n", "arm", "ns/msg", "[min .. max]",
+				"ns/pkt", "[min .. max]", "x walk");
+		/* warm-up of every arm, then the arms interleaved rep by rep */
+		for (a = 0; a < ARM_COUNT; a++)
+			one_rep(&caps[k], (enum arm)a, &check, &msgs, &pkts);
+		for (r = 0; r < reps; r++) {
+			for (a = 0; a < ARM_COUNT; a++) {
+				struct result *x = &res[k][a];
+
+				if (only != ARM_COUNT && a != only && a != ARM_WALK)
+					continue;
+				double ns = one_rep(&caps[k], (enum arm)a, &check, &msgs, &pkts);
+
+				x->ns_per_msg[r] = ns / (double)msgs;
+				x->ns_per_pkt[r] = ns / (double)pkts;
+				x->messages = msgs;
+				x->packets = pkts;
+				x->reps = r + 1;
+			}
+		}
+		for (a = 0; a < ARM_COUNT; a++) {
+			struct result *x = &res[k][a];
+			double mn, mx, pn, px, m, p, base, bmin, bmax;
+
+			if (x->reps == 0)
+				continue;
+			x->check = check;
+			m = median(x->ns_per_msg, x->reps, &mn, &mx);
+			p = median(x->ns_per_pkt, x->reps, &pn, &px);
+			base = median(res[k][ARM_WALK].ns_per_msg, res[k][ARM_WALK].reps, &bmin,
+					&bmax);
+			printf("  %-12s %10.1f   [%7.1f .. %7.1f] %10.1f   [%7.1f .. %7.1f]"
+					" %8.2f\n", arm_names[a], m, mn, mx, p, pn, px, m / base);
+		}
+		if (check == 0)
+			printf("  (check 0)\n");
+	}
+	jf = fopen(json, "w");
+	if (jf == NULL) {
+		fprintf(stderr, "bench_feed: %s: %s\n", json, strerror(errno));
+		return 1;
+	}
+	fprintf(jf, "{\"benchmark\":\"bench_feed\",\"cpu\":%ld,\"reps\":%u,\"statistic\":"
+			"\"median\",\"target_ns_per_message\":40,\"captures\":[", cpu, reps);
+	for (k = 0; k < 2; k++) {
+		fprintf(jf, "%s{\"name\":\"%s\",\"packets_per_feed\":%" PRIu64
+				",\"messages_per_feed\":%" PRIu64 ",\"arms\":[", k ? "," : "",
+				caps[k].name, caps[k].packets_a, caps[k].messages_a);
+		for (a = 0; a < ARM_COUNT; a++) {
+			const struct result *x = &res[k][a];
+			double mn, mx, pn, px, m, p;
+
+			if (x->reps == 0)
+				continue;
+			m = median(x->ns_per_msg, x->reps, &mn, &mx);
+			p = median(x->ns_per_pkt, x->reps, &pn, &px);
+			fprintf(jf, "%s{\"arm\":\"%s\",\"messages\":%" PRIu64
+					",\"packets\":%" PRIu64 ",\"ns_per_message\":"
+					"{\"median\":%.2f,\"min\":%.2f,\"max\":%.2f},"
+					"\"ns_per_packet\":"
+					"{\"median\":%.2f,\"min\":%.2f,\"max\":%.2f}}",
+					a ? "," : "", arm_names[a], x->messages, x->packets,
+					m, mn, mx, p, pn, px);
+		}
+		fprintf(jf, "]}");
+	}
+	fprintf(jf, "]}\n");
+	fclose(jf);
+	printf("\nwrote %s\n", json);
+	for (k = 0; k < 2; k++) {
+		free(caps[k].bytes);
+		free(caps[k].d);
+	}
+	return 0;
+}
