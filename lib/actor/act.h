@@ -92,10 +92,26 @@ struct act_msg {
  * act_msg_init() must be called before use.
  */
 #define ACT_STACK_MSG(var, T)                                                 \
+	ACT__NO_VLA_NOT_AT_END_BEGIN                                              \
 	struct {                                                                  \
 		struct act_msg hdr;                                                   \
 		T body;                                                               \
-	} var
+	} var ACT__NO_VLA_NOT_AT_END_END
+
+/*
+ * The header's flexible payload member is followed by the body here, which
+ * GCC accepts silently and clang flags as a GNU extension; the layout is the
+ * point (body == payload), so clang is told so for this declaration only.
+ */
+#ifdef __clang__
+#define ACT__NO_VLA_NOT_AT_END_BEGIN                                          \
+	_Pragma("clang diagnostic push")                                          \
+	_Pragma("clang diagnostic ignored \"-Wgnu-variable-sized-type-not-at-end\"")
+#define ACT__NO_VLA_NOT_AT_END_END _Pragma("clang diagnostic pop")
+#else
+#define ACT__NO_VLA_NOT_AT_END_BEGIN
+#define ACT__NO_VLA_NOT_AT_END_END
+#endif
 
 /**
  * Initialise a header for a stack request (or any caller-owned buffer).

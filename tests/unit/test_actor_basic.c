@@ -10,7 +10,12 @@ enum { T_LOG, T_ECHO, T_HOLD, T_COUNT };
 
 struct st {
 	struct fx_log log;
-	struct act_msg seen;       /* header copy of the last message */
+	struct {                   /* header fields of the last message */
+		uint32_t qdepth;
+		uint8_t mailbox_was_empty;
+		struct act_actor *dest, *sender;
+		uint64_t enqueue_tsc;
+	} seen;
 	pthread_barrier_t *hold_in; /* T_HOLD: meet the test, then wait for release */
 	_Atomic int release;
 };
@@ -20,7 +25,11 @@ static void h_log(struct act_actor *self, void *state, struct act_msg *m)
 	struct st *s = state;
 
 	(void)self;
-	s->seen = *m;
+	s->seen.qdepth = m->qdepth;
+	s->seen.mailbox_was_empty = m->mailbox_was_empty;
+	s->seen.dest = m->dest;
+	s->seen.sender = m->sender;
+	s->seen.enqueue_tsc = m->enqueue_tsc;
 	fx_log_add(&s->log, *ACT_PAYLOAD(m, int));
 }
 
