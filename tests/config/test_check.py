@@ -73,7 +73,7 @@ try:
           all(FINDING.match(l) for l in out.split('\n\n')[0].splitlines()), out)
     check('demo: summary', 'tickwire-check: 0 errors,' in out, out)
     check('demo: kernel command line printed',
-          'kernel command line:\n  default_hugepagesz=2M hugepagesz=2M hugepages=83 '
+          'kernel command line:\n  default_hugepagesz=2M hugepagesz=2M hugepages=102 '
           'processor.max_cstate=1 intel_idle.max_cstate=0\n' in out, out)
 
     # colo-example on its machine (synthetic topology + fake sysfs): clean, exact cmdline.

@@ -572,7 +572,7 @@ static void demo_isolates_nothing(void **state)
 	assert_non_null(cfg);
 	assert_int_equal(tw_topo_tuning(topo, cfg, &tuning, findings), 0);
 	/* every lcore floats over cpus 0-1 with main: nothing can be isolated */
-	assert_string_equal(tuning.cmdline, "default_hugepagesz=2M hugepagesz=2M hugepages=83 "
+	assert_string_equal(tuning.cmdline, "default_hugepagesz=2M hugepagesz=2M hugepages=102 "
 			    "processor.max_cstate=1 intel_idle.max_cstate=0");
 	assert_int_equal(tw_cfg_cpuset_count(&tuning.isolated), 0);
 	assert_int_equal(tw_topo_check(topo, cfg, findings), 0);
