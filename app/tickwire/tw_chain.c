@@ -52,7 +52,14 @@ struct order_state {
 	 * kept in order and retried on every poll, so a report is late, never
 	 * lost, unless this bounded ring overflows too (then counted).
 	 */
-	struct tw_exec pending[TW_PENDING_EXECS];
+	struct pending_msg {
+		uint32_t type;             /* TW_MSG_EXEC or TW_MSG_ORDER_REPLY */
+		uint32_t size;
+		union {
+			struct tw_exec exec;
+			struct tw_order_reply reply;
+		} u;
+	} pending[TW_PENDING_EXECS];
 	uint32_t pending_head, pending_count;
 };
 
@@ -359,6 +366,9 @@ place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 	return TW_ORDER_SENT;
 }
 
+static bool flush_pending_execs(struct order_state *os);
+static bool pend(struct order_state *os, uint32_t type, const void *body, uint32_t size);
+
 static void
 on_order(struct act_actor *self, void *state, struct act_msg *msg)
 {
@@ -379,8 +389,16 @@ on_order(struct act_actor *self, void *state, struct act_msg *msg)
 		count(&c->stats.refused[reply.reason < TW_ORDER_REASON_MAX_ ? reply.reason : 0], 1);
 	}
 	/* Asynchronous reply: queued on the strategy's (decode group's) mailbox. */
-	if (act_reply(msg, TW_MSG_ORDER_REPLY, &reply, sizeof(reply)) != 0)
-		count(&c->stats.replies_failed, 1);
+	/* Behind any execution report still waiting, so the strategy sees
+	 * them in order; a full mailbox delays the reply, never loses it
+	 * (unless the retry ring overflows too). */
+	if ((os->pending_count != 0 && !flush_pending_execs(os)) ||
+	    act_reply(msg, TW_MSG_ORDER_REPLY, &reply, sizeof(reply)) != 0) {
+		/* retried by on_poll, which runs only with a session */
+		if (os->session == NULL || msg->sender != c->signal ||
+		    !pend(os, TW_MSG_ORDER_REPLY, &reply, sizeof(reply)))
+			count(&c->stats.replies_failed, 1);
+	}
 }
 
 static uint64_t
@@ -400,13 +418,30 @@ flush_pending_execs(struct order_state *os)
 	struct tw_chain *c = os->chain;
 
 	while (os->pending_count != 0) {
-		const struct tw_exec *e = &os->pending[os->pending_head];
+		const struct pending_msg *p = &os->pending[os->pending_head];
 
-		if (act_send_copy(c->signal, TW_MSG_EXEC, e, sizeof(*e)) != 0)
+		if (act_send_copy(c->signal, p->type, &p->u, p->size) != 0)
 			return false;
 		os->pending_head = (os->pending_head + 1) % TW_PENDING_EXECS;
 		os->pending_count--;
 	}
+	return true;
+}
+
+/* Queue a message for the strategy behind the ones already waiting;
+ * false if the ring is full. */
+static bool
+pend(struct order_state *os, uint32_t type, const void *body, uint32_t size)
+{
+	struct pending_msg *p;
+
+	if (os->pending_count == TW_PENDING_EXECS)
+		return false;
+	p = &os->pending[(os->pending_head + os->pending_count) % TW_PENDING_EXECS];
+	p->type = type;
+	p->size = size;
+	memcpy(&p->u, body, size);
+	os->pending_count++;
 	return true;
 }
 
@@ -419,12 +454,8 @@ relay_exec(struct order_state *os, const struct tw_exec *e)
 		return;
 	if (flush_pending_execs(os) && act_send_copy(c->signal, TW_MSG_EXEC, e, sizeof(*e)) == 0)
 		return;
-	if (os->pending_count == TW_PENDING_EXECS) {
+	if (!pend(os, TW_MSG_EXEC, e, sizeof(*e)))
 		count(&c->stats.exec_relay_failed, 1);
-		return;
-	}
-	os->pending[(os->pending_head + os->pending_count) % TW_PENDING_EXECS] = *e;
-	os->pending_count++;
 }
 
 /* An application message of the gateway (inside il3_session_step(), so
