@@ -20,50 +20,9 @@
 #include "book_test_packets.h"
 #include "tw_pcap.h"
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__real_aligned_alloc(size_t align, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-void *__wrap_aligned_alloc(size_t align, size_t size);
+#include "tw_alloc_count.h"
 
-static int counting;
-static unsigned long allocations;
 static const char *cme_data;
-
-void *
-__wrap_malloc(size_t size)
-{
-	if (counting)
-		allocations++;
-	return __real_malloc(size);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-	if (counting)
-		allocations++;
-	return __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t size)
-{
-	if (counting)
-		allocations++;
-	return __real_realloc(p, size);
-}
-
-void *
-__wrap_aligned_alloc(size_t align, size_t size)
-{
-	if (counting)
-		allocations++;
-	return __real_aligned_alloc(align, size);
-}
 
 static uint64_t events;
 
@@ -138,7 +97,7 @@ test_update_path_allocates_nothing(void **state)
 	tp_set_str(&pk[11], "Symbol", "ESZ6");
 	len[11] = tp_end(&pk[11]);
 
-	counting = 1;
+	tw_alloc_counting = 1;
 	for (i = 0; i < 50; i++) {
 		book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[1].buf, len[1], 0);
 		book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_B, pk[1].buf, len[1], 0);
@@ -155,14 +114,14 @@ test_update_path_allocates_nothing(void **state)
 		book_feed_poll(f, 100);
 		book_feed_flush(f, 100);
 		/* the next round starts from a new feed (created outside the count) */
-		counting = 0;
+		tw_alloc_counting = 0;
 		book_feed_destroy(f);
 		f = book_feed_create(&c);
 		assert_non_null(f);
-		counting = 1;
+		tw_alloc_counting = 1;
 	}
-	counting = 0;
-	assert_int_equal(allocations, 0);
+	tw_alloc_counting = 0;
+	assert_int_equal(tw_allocations, 0);
 	assert_true(events != 0);
 	book_feed_destroy(f);
 }
@@ -191,7 +150,7 @@ test_capture_with_drops_allocates_nothing(void **state)
 	mdp3_routes_init(&routes, true);
 	f = book_feed_create(&c);
 	assert_non_null(f);
-	counting = 1;
+	tw_alloc_counting = 1;
 	while (tw_pcap_next(pcap, &fr) == 1) {
 		if (tw_pcap_parse_frame(fr.data, fr.caplen, fr.linktype, &l4, NULL) < 0)
 			continue;
@@ -202,8 +161,8 @@ test_capture_with_drops_allocates_nothing(void **state)
 				l4.payload_length, fr.time_ns);
 	}
 	book_feed_flush(f, UINT64_MAX);
-	counting = 0;
-	assert_int_equal(allocations, 0);
+	tw_alloc_counting = 0;
+	assert_int_equal(tw_allocations, 0);
 	assert_true(book_feed_counters(f)->stale_books > 0);
 	assert_true(book_feed_counters(f)->recovery_buffered > 0);
 	book_feed_destroy(f);

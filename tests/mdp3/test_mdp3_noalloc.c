@@ -13,39 +13,7 @@
 #include "mdp3.h"
 #include "mdp3_test_packets.h"
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-
-static int counting;
-static unsigned long allocations;
-
-void *
-__wrap_malloc(size_t size)
-{
-	if (counting)
-		allocations++;
-	return __real_malloc(size);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-	if (counting)
-		allocations++;
-	return __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t size)
-{
-	if (counting)
-		allocations++;
-	return __real_realloc(p, size);
-}
+#include "tw_alloc_count.h"
 
 static int
 read_all(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
@@ -78,15 +46,15 @@ test_walk_allocates_nothing(void **state)
 	memcpy(bad, pkt_v9, sizeof(bad));
 	bad[MDP3_PACKET_HEADER_SIZE + 112 + 40] = 0xff; /* MsgSize of message 2 */
 	assert_int_equal(mdp3_walker_init(&w, NULL, &h), 0);
-	counting = 1;
+	tw_alloc_counting = 1;
 	for (i = 0; i < 1000; i++) {
 		assert_int_equal(mdp3_walk_packet(&w, pkt_v9, sizeof(pkt_v9)), 0);
 		assert_int_equal(mdp3_walk_packet(&w, pkt_v5_trade, sizeof(pkt_v5_trade)), 0);
 		assert_int_equal(mdp3_walk_tcp(&w, seg_tcp_v12, sizeof(seg_tcp_v12)), 0);
 		assert_int_equal(mdp3_walk_packet(&w, bad, sizeof(bad)), -EBADMSG);
 	}
-	counting = 0;
-	assert_int_equal(allocations, 0);
+	tw_alloc_counting = 0;
+	assert_int_equal(tw_allocations, 0);
 	assert_int_equal(w.counters.messages, 7000);
 	assert_true(sum > 0);
 }

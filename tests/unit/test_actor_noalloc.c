@@ -6,48 +6,8 @@
 #include "act_fixture.h"
 
 #ifdef TW_WRAP_MALLOC
-static __thread unsigned long mallocs;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-int __real_posix_memalign(void **p, size_t a, size_t n);
-void *__real_aligned_alloc(size_t a, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-int __wrap_posix_memalign(void **p, size_t a, size_t n);
-void *__wrap_aligned_alloc(size_t a, size_t n);
-
-void *__wrap_malloc(size_t n)
-{
-	mallocs++;
-	return __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t m)
-{
-	mallocs++;
-	return __real_calloc(n, m);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-	mallocs++;
-	return __real_realloc(p, n);
-}
-
-int __wrap_posix_memalign(void **p, size_t a, size_t n)
-{
-	mallocs++;
-	return __real_posix_memalign(p, a, n);
-}
-
-void *__wrap_aligned_alloc(size_t a, size_t n)
-{
-	mallocs++;
-	return __real_aligned_alloc(a, n);
-}
-#define MALLOCS() mallocs
+#include "tw_alloc_count.h"
+#define MALLOCS() tw_allocations
 #else
 #define MALLOCS() 0ul
 #endif
@@ -123,6 +83,9 @@ static void sync_path_allocates_nothing(void **unused)
 	req.body = 0;
 	assert_int_equal(act_fast_send(a, &req.hdr, &r, sizeof(r)), (int)sizeof(r));
 
+#ifdef TW_WRAP_MALLOC
+	tw_alloc_counting = 1;
+#endif
 	m0 = MALLOCS();
 	p0 = act_thread_alloc_count();
 	for (i = 0; i < 10000; i++) {
