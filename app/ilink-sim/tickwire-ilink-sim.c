@@ -50,6 +50,9 @@
  *   drop               close the client connection now
  *   terminate          send Terminate to the client
  *   skip               withhold the next outbound SeqNum (as --skip-seq-at)
+ *   skip-at N          withhold outbound SeqNum N (up to 8 pending)
+ *   ignore-rr on|off   leave RetransmitRequests unanswered
+ *                      ("retransmit-request-ignored from=F count=N")
  *   drop-after N       as the option, counted from now
  *   delay D            as --delay-ms
  *   status             "status uuid=U next_in=N next_out=M orders=K"
@@ -111,7 +114,8 @@ struct sim {
 	uint32_t fill_max;
 	uint32_t drop_after;         /* 0: off */
 	uint32_t delay_ms;
-	uint32_t skip_seq_at;        /* 0: off */
+	uint32_t skip_seq[8];        /* outbound SeqNums to withhold; 0: free slot */
+	bool ignore_rr;
 	bool silent;
 	int listen_fd, fd;
 	/* session */
@@ -389,10 +393,12 @@ send_app(struct sim *sim, struct il3_encoder *enc, uint32_t seq)
 	slot->seq = seq;
 	slot->length = (uint16_t)n;
 	memcpy(slot->frame, enc->buf, (size_t)n);
-	if (sim->skip_seq_at != 0 && seq == sim->skip_seq_at) {
-		sim->skip_seq_at = 0;
-		trace("skipped seq=%" PRIu32, seq);
-		return;
+	for (size_t i = 0; i < sizeof(sim->skip_seq) / sizeof(sim->skip_seq[0]); i++) {
+		if (sim->skip_seq[i] != 0 && sim->skip_seq[i] == seq) {
+			sim->skip_seq[i] = 0;
+			trace("skipped seq=%" PRIu32, seq);
+			return;
+		}
 	}
 	if (!sim->drop_now)
 		emit(sim, slot->frame, slot->length);
@@ -937,6 +943,11 @@ on_retransmit_request(struct sim *sim, const struct il3_msg *msg)
 	il3_retransmit_request508_request_timestamp(msg, &ts);
 	il3_retransmit_request508_from_seq_no(msg, &from);
 	il3_retransmit_request508_msg_count(msg, &count);
+	if (sim->ignore_rr) {
+		trace("retransmit-request-ignored from=%" PRIu32 " count=%u", from,
+			(unsigned int)count);
+		return;
+	}
 	trace("retransmit-request from=%" PRIu32 " count=%u", from, (unsigned int)count);
 	if (uuid != sim->uuid || (last_uuid != 0 && last_uuid != sim->uuid))
 		why = "unknown UUID";
@@ -1072,6 +1083,19 @@ parse_u32(const char *text, uint32_t *out)
 	return true;
 }
 
+/* Withhold outbound SeqNum @p seq once.  @return false when 8 are pending. */
+static bool
+add_skip(struct sim *sim, uint32_t seq)
+{
+	for (size_t i = 0; i < sizeof(sim->skip_seq) / sizeof(sim->skip_seq[0]); i++) {
+		if (sim->skip_seq[i] == 0 || sim->skip_seq[i] == seq) {
+			sim->skip_seq[i] = seq;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void
 control_command(struct sim *sim, char *line)
 {
@@ -1088,7 +1112,13 @@ control_command(struct sim *sim, char *line)
 	} else if (strcmp(line, "terminate") == 0) {
 		send_terminate(sim, 0);
 	} else if (strcmp(line, "skip") == 0) {
-		sim->skip_seq_at = sim->next_out;
+		add_skip(sim, sim->next_out);
+	} else if (strncmp(line, "skip-at ", 8) == 0 && parse_u32(line + 8, &v) && v != 0) {
+		ok = add_skip(sim, v);
+	} else if (strcmp(line, "ignore-rr on") == 0) {
+		sim->ignore_rr = true;
+	} else if (strcmp(line, "ignore-rr off") == 0) {
+		sim->ignore_rr = false;
 	} else if (strncmp(line, "drop-after ", 11) == 0 && parse_u32(line + 11, &v)) {
 		sim->drop_after = v == 0 ? 0 : sim->app_received + v;
 	} else if (strncmp(line, "delay ", 6) == 0 && parse_u32(line + 6, &v) && v <= 10000) {
@@ -1284,7 +1314,7 @@ main(int argc, char **argv)
 		case 'f': sim->fill_max = v; break;
 		case 'd': sim->drop_after = v; break;
 		case 'D': sim->delay_ms = v; break;
-		case 's': sim->skip_seq_at = v; break;
+		case 's': add_skip(sim, v); break;
 		case 'h': usage(stdout); free(sim); return 0;
 		default: usage(stderr); free(sim); return 2;
 		}

@@ -24,6 +24,14 @@
 
 #define OUT_CAPACITY 65536
 #define NS_PER_MS UINT64_C(1000000)
+/* Most messages one RetransmitRequest may ask for (FIXP). */
+#define RETRANSMIT_MAX 2500u
+
+/* An inbound range still to be retransmitted. */
+struct il3_gap {
+	uint32_t from, count;
+	uint8_t attempts;          /* requests already sent for it */
+};
 
 struct il3_session {
 	char journal_path[256];
@@ -45,6 +53,11 @@ struct il3_session {
 	bool negotiate_needed;         /* journal.uuid not yet accepted by the gateway */
 	bool retransmit_outstanding;
 	uint32_t retransmit_remaining; /* retransmitted messages still to come */
+	uint64_t retransmit_deadline_ns; /* the outstanding request times out */
+	struct il3_gap retransmit_current; /* what the outstanding request asked */
+	/* gaps waiting for their request: FIFO ring, oldest at gap_head */
+	struct il3_gap gaps[IL3_SESSION_GAP_QUEUE];
+	uint32_t gap_head, gap_count;
 	/* the journal's pending frame as loaded before this connection: after a
 	 * crash it is the message in doubt, which new sends must not make
 	 * unrecoverable before the gateway's NotApplied arrives */
@@ -149,6 +162,76 @@ set_state(struct il3_session *s, enum il3_state to, enum il3_event why)
 		s->handlers.on_state(s->handlers.ctx, from, to, why);
 }
 
+/*
+ * Gap queue.  One RetransmitRequest is outstanding at a time; gaps found
+ * meanwhile wait here, oldest first, and are requested when the outstanding
+ * one completes, is rejected or times out.  A range whose request got no
+ * answer IL3_SESSION_RETRANSMIT_ATTEMPTS times, or that finds the queue
+ * full, is given up and counted (retransmit_lost).
+ */
+static struct il3_gap *
+gap_at(struct il3_session *s, uint32_t i)
+{
+	return &s->gaps[(s->gap_head + i) % IL3_SESSION_GAP_QUEUE];
+}
+
+static void
+gap_push(struct il3_session *s, struct il3_gap gap, bool front)
+{
+	struct il3_gap *tail;
+
+	if (gap.count == 0)
+		return;
+	if (!front && s->gap_count > 0) {
+		tail = gap_at(s, s->gap_count - 1);
+		if (tail->attempts == 0 && gap.attempts == 0 &&
+				tail->from + tail->count == gap.from) {
+			tail->count += gap.count;  /* adjacent: one range */
+			return;
+		}
+	}
+	if (s->gap_count == IL3_SESSION_GAP_QUEUE) {
+		s->counters.retransmit_lost += gap.count;
+		return;
+	}
+	if (front) {
+		s->gap_head = (s->gap_head + IL3_SESSION_GAP_QUEUE - 1) % IL3_SESSION_GAP_QUEUE;
+		s->gaps[s->gap_head] = gap;
+	} else {
+		*gap_at(s, s->gap_count) = gap;
+	}
+	s->gap_count++;
+}
+
+static void
+gap_clear(struct il3_session *s)
+{
+	s->gap_head = s->gap_count = 0;
+	s->retransmit_outstanding = false;
+	s->retransmit_remaining = 0;
+}
+
+/* The outstanding request ends unfilled: what is still missing goes back to
+ * the front of the queue, or is given up after its last attempt. */
+static void
+retransmit_unfilled(struct il3_session *s, bool give_up)
+{
+	struct il3_gap gap = s->retransmit_current;
+
+	if (!s->retransmit_outstanding)
+		return;
+	if (s->retransmit_remaining > 0 && s->retransmit_remaining < gap.count) {
+		gap.from += gap.count - s->retransmit_remaining;
+		gap.count = s->retransmit_remaining;
+	}
+	s->retransmit_outstanding = false;
+	s->retransmit_remaining = 0;
+	if (give_up || gap.attempts >= IL3_SESSION_RETRANSMIT_ATTEMPTS)
+		s->counters.retransmit_lost += gap.count;
+	else
+		gap_push(s, gap, true);
+}
+
 static void
 close_socket(struct il3_session *s, enum il3_event why)
 {
@@ -156,8 +239,12 @@ close_socket(struct il3_session *s, enum il3_event why)
 		close(s->fd);
 	s->fd = -1;
 	s->out_length = s->out_sent = 0;
-	s->retransmit_outstanding = false;
-	s->retransmit_remaining = 0;
+	/* unfilled gaps stay queued: re-established on the same UUID, they are
+	 * requested again */
+	if (s->retransmit_outstanding) {
+		s->retransmit_current.attempts--;  /* the connection failed, not the request */
+		retransmit_unfilled(s, false);
+	}
 	il3_stream_reset(&s->stream);
 	set_state(s, IL3_STATE_DISCONNECTED, why);
 }
@@ -219,8 +306,11 @@ il3_session_next_timeout_ns(const struct il3_session *s)
 	switch (s->state) {
 	case IL3_STATE_ESTABLISHED: {
 		uint64_t tx = s->last_tx_ns + k, rx = s->last_rx_ns + (s->lapse_warned ? 2 * k : k);
+		uint64_t next = tx < rx ? tx : rx;
 
-		return tx < rx ? tx : rx;
+		if (s->retransmit_outstanding && s->retransmit_deadline_ns < next)
+			next = s->retransmit_deadline_ns;
+		return next;
 	}
 	case IL3_STATE_DISCONNECTED:
 		return UINT64_MAX;
@@ -420,6 +510,7 @@ il3_session_connect(struct il3_session *s, uint64_t now_ns, bool new_uuid)
 		s->journal.next_in_seq = 1;
 		s->journal.pending_seq = 0;
 		s->journal.pending_length = 0;
+		gap_clear(s);  /* gaps of the old UUID cannot be asked for on the new one */
 		/* negotiated state only becomes durable once the gateway accepts;
 		 * until then every connect negotiates again (a rejected or
 		 * unanswered Negotiate must not be followed by Establish) */
@@ -455,31 +546,64 @@ il3_session_connect(struct il3_session *s, uint64_t now_ns, bool new_uuid)
 	return 0;
 }
 
+/* Send the request for the oldest queued gap, unless one is outstanding. */
 static void
-request_retransmit(struct il3_session *s, uint32_t from, uint32_t count, uint64_t now_ns)
+retransmit_next(struct il3_session *s, uint64_t now_ns)
 {
 	struct il3_encoder enc;
+	struct il3_gap *head;
 	uint8_t *buf, *root;
+	uint32_t count;
 	int n;
 
-	if (s->retransmit_outstanding || count == 0)
+	if (s->retransmit_outstanding || s->gap_count == 0 || s->state != IL3_STATE_ESTABLISHED)
 		return;
 	buf = out_space(s, 64);
 	if (buf == NULL)
-		return;
+		return;  /* output full: the timers try again */
 	root = il3_encode_begin(&enc, buf, 64, IL3_TEMPLATE_RETRANSMIT_REQUEST508);
 	if (root == NULL)
 		return;
+	head = gap_at(s, 0);
+	count = head->count > RETRANSMIT_MAX ? RETRANSMIT_MAX : head->count;
 	il3_retransmit_request508_set_uuid(root, s->journal.uuid);
 	il3_retransmit_request508_set_request_timestamp(root, now_ns);
-	il3_retransmit_request508_set_from_seq_no(root, from);
-	il3_retransmit_request508_set_msg_count(root, (uint16_t)(count > 2500 ? 2500 : count));
+	il3_retransmit_request508_set_from_seq_no(root, head->from);
+	il3_retransmit_request508_set_msg_count(root, (uint16_t)count);
 	n = il3_encode_end(&enc);
 	if (n < 0)
 		return;
 	queued(s, n, now_ns);
+	s->retransmit_current = (struct il3_gap){ head->from, count, (uint8_t)(head->attempts + 1) };
+	if (count == head->count) {
+		s->gap_head = (s->gap_head + 1) % IL3_SESSION_GAP_QUEUE;
+		s->gap_count--;
+	} else {  /* more than one request may carry: the rest stays first */
+		head->from += count;
+		head->count -= count;
+		head->attempts = 0;
+	}
 	s->retransmit_outstanding = true;
+	s->retransmit_remaining = 0;
+	s->retransmit_deadline_ns = now_ns + 2 * (uint64_t)s->keep_alive_ms * NS_PER_MS;
 	s->counters.retransmit_requests++;
+}
+
+/* Inbound numbers [from, from + count) are missing: queue and request. */
+static void
+request_retransmit(struct il3_session *s, uint32_t from, uint32_t count, uint64_t now_ns)
+{
+	gap_push(s, (struct il3_gap){ from, count, 0 }, false);
+	retransmit_next(s, now_ns);
+}
+
+/* The outstanding request is complete (or refused): on to the next gap. */
+static void
+retransmit_done(struct il3_session *s, uint64_t now_ns)
+{
+	s->retransmit_outstanding = false;
+	s->retransmit_remaining = 0;
+	retransmit_next(s, now_ns);
 }
 
 int
@@ -490,9 +614,14 @@ il3_session_request_retransmit(struct il3_session *s, uint32_t from, uint16_t co
 		return -ENOTCONN;
 	if (s->retransmit_outstanding)
 		return -EBUSY;
-	request_retransmit(s, from, count, now_ns);
-	if (!s->retransmit_outstanding)
+	if (count == 0)
+		return -EINVAL;
+	if (s->gap_count == IL3_SESSION_GAP_QUEUE)
 		return -ENOBUFS;
+	gap_push(s, (struct il3_gap){ from, count, 0 }, true);
+	retransmit_next(s, now_ns);
+	if (!s->retransmit_outstanding)
+		return -ENOBUFS;  /* stays queued: requested when output drains */
 	flush(s);
 	return 0;
 }
@@ -533,7 +662,7 @@ on_app(struct il3_session *s, const struct il3_msg *msg, uint64_t now_ns)
 		s->counters.retransmitted_in++;
 		retrans = true;
 		if (s->retransmit_remaining > 0 && --s->retransmit_remaining == 0)
-			s->retransmit_outstanding = false;
+			retransmit_done(s, now_ns);
 	} else {
 		if (seq > s->journal.next_in_seq) {
 			s->counters.gaps_in++;
@@ -635,6 +764,7 @@ on_frame(struct il3_session *s, const struct il3_msg *msg, uint64_t now_ns)
 			 * continue at NextSeqNo, not at the start of the gap */
 			s->journal.next_in_seq = u32;
 		}
+		retransmit_next(s, now_ns);  /* gaps left unfilled by the last connection */
 		return;
 	case IL3_TEMPLATE_ESTABLISHMENT_REJECT505:
 		if (s->state != IL3_STATE_ESTABLISHING)
@@ -663,13 +793,16 @@ on_frame(struct il3_session *s, const struct il3_msg *msg, uint64_t now_ns)
 		return close_socket(s, IL3_EVENT_TERMINATED_BY_PEER);
 	case IL3_TEMPLATE_RETRANSMISSION509:
 		il3_retransmission509_msg_count(msg, &u16);
+		if (!s->retransmit_outstanding)
+			return;  /* not ours (timed out): its messages count as retransmitted */
 		s->retransmit_remaining = u16;
 		if (u16 == 0)
-			s->retransmit_outstanding = false;
+			retransmit_done(s, now_ns);
 		return;
 	case IL3_TEMPLATE_RETRANSMIT_REJECT510:
-		s->retransmit_outstanding = false;
-		s->retransmit_remaining = 0;
+		s->counters.retransmit_rejects++;
+		retransmit_unfilled(s, true);
+		retransmit_next(s, now_ns);
 		return;
 	case IL3_TEMPLATE_NOT_APPLIED513: {
 		uint32_t from = 0, count = 0;
@@ -761,6 +894,11 @@ run_timers(struct il3_session *s, uint64_t now_ns)
 			close_socket(s, IL3_EVENT_PEER_LAPSED);
 			return;
 		}
+		if (s->retransmit_outstanding && now_ns >= s->retransmit_deadline_ns) {
+			s->counters.retransmit_timeouts++;
+			retransmit_unfilled(s, false);
+		}
+		retransmit_next(s, now_ns);
 		if (now_ns - s->last_rx_ns >= k && !s->lapse_warned) {
 			s->lapse_warned = true;
 			send_sequence(s, now_ns, true);

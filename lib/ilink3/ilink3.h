@@ -429,11 +429,21 @@ struct il3_session_handlers {
 };
 
 /** Session counters. */
+/** Inbound gaps that may wait for their RetransmitRequest. */
+#define IL3_SESSION_GAP_QUEUE 16u
+/** Requests sent for one gap before it is given up. */
+#define IL3_SESSION_RETRANSMIT_ATTEMPTS 2u
+
 struct il3_session_counters {
 	uint64_t frames_in, frames_out, app_in, app_out;
 	uint64_t heartbeats_in, heartbeats_out;
 	uint64_t retransmit_requests, retransmitted_in, not_applied, resent_after_crash;
 	uint64_t gaps_in;               /**< inbound gaps detected */
+	uint64_t retransmit_timeouts;   /**< requests unanswered within 2 keep-alive intervals */
+	uint64_t retransmit_rejects;    /**< RetransmitReject received */
+	/** inbound numbers given up on: rejected, unanswered after
+	 *  IL3_SESSION_RETRANSMIT_ATTEMPTS requests, or the gap queue was full */
+	uint64_t retransmit_lost;
 	uint64_t send_blocked;          /**< sends refused: output buffer full */
 };
 
@@ -548,8 +558,15 @@ int il3_session_send_replace(struct il3_session *session, uint64_t orig_clordid,
 /**
  * Request retransmission of gateway messages [from, from + count).  The
  * session requests gaps it detects by itself; one request is outstanding at
- * a time (until all its messages or a RetransmitReject arrived).
- * @return 0, -ENOTCONN, -EBUSY when one is outstanding, -ENOBUFS.
+ * a time (until all its messages or a RetransmitReject arrived, or 2
+ * keep-alive intervals passed), the others wait in a queue of
+ * IL3_SESSION_GAP_QUEUE ranges and are requested in turn, 2500 messages per
+ * request at most.  An unanswered request is sent again once
+ * (IL3_SESSION_RETRANSMIT_ATTEMPTS), then its range is given up
+ * (counters: retransmit_timeouts, retransmit_rejects, retransmit_lost).
+ * Queued gaps survive a reconnect on the same UUID.
+ * @return 0, -ENOTCONN, -EBUSY when one is outstanding, -EINVAL for count 0,
+ *         -ENOBUFS (queue full, or the output buffer: then it stays queued).
  */
 int il3_session_request_retransmit(struct il3_session *session, uint32_t from,
 		uint16_t count, uint64_t now_ns);

@@ -759,6 +759,127 @@ test_reconnect(void **state)
 	assert_int_equal(next_in, 13);
 }
 
+/* Run the session until *counter >= n (or WAIT_MS pass). */
+static bool
+wait_counter(struct ctx *c, const uint64_t *counter, uint64_t n)
+{
+	uint64_t end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+
+	while (*counter < n && now_ns() < end)
+		pump(c, 10, WAIT_NOTHING, 0, NULL, 0);
+	return *counter >= n;
+}
+
+/* A session established with the simulator, one order answered (gateway
+ * SeqNums 1 and 2); @return its counters. */
+static const struct il3_session_counters *
+start_with_one_order(struct ctx *c, uint16_t keep_alive_ms)
+{
+	sim_start(c, NULL);
+	c->s = session_new(c, c->creds, keep_alive_ms);
+	connect_established(c, false);
+	send_order(c, 5, PX(100));
+	WAIT_APP_COUNT(c, 2);
+	return il3_session_counters(c->s);
+}
+
+static size_t
+count_retransmitted(const struct ctx *c)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->app_count; i++)
+		n += c->app[i].retransmitted;
+	return n;
+}
+
+/* Two gaps on one connection, the second found while the request for the
+ * first is still outstanding: it waits in the gap queue and is requested as
+ * soon as the first retransmission completes. */
+static void
+test_gap_while_outstanding(void **state)
+{
+	struct ctx *c = *state;
+	const struct il3_session_counters *counters = start_with_one_order(c, 2000);
+	uint32_t next_in;
+
+	sim_command(c, "skip-at 3");
+	sim_command(c, "skip-at 5");
+	/* both orders are on the wire before the request for 3, so the gateway
+	 * answers them (4, then 6 with 5 missing) before it sees the request */
+	send_order(c, 5, PX(100));
+	send_order(c, 5, PX(100));
+	WAIT_APP_COUNT(c, 6);
+	WAIT_LINE(c, "retransmit-request from=3 count=1", 1);
+	WAIT_LINE(c, "retransmit-request from=5 count=1", 1);
+	assert_int_equal(count_retransmitted(c), 2);
+	assert_int_equal(counters->gaps_in, 2);
+	assert_int_equal(counters->retransmit_requests, 2);
+	assert_int_equal(counters->retransmitted_in, 2);
+	assert_int_equal(counters->retransmit_lost, 0);
+	assert_int_equal(sim_count(c, "retransmit-reject"), 0);
+	il3_session_sequence(c->s, NULL, NULL, &next_in);
+	assert_int_equal(next_in, 7);
+	assert_int_equal(il3_session_state(c->s), IL3_STATE_ESTABLISHED);
+}
+
+/* A RetransmitRequest the gateway never answers times out after 2K and is
+ * sent once more; unanswered again, its range is given up and counted.  A
+ * retry that is answered fills the gap. */
+static void
+test_retransmit_timeout(void **state)
+{
+	struct ctx *c = *state;
+	const struct il3_session_counters *counters = start_with_one_order(c, 300);
+	uint64_t t0;
+
+	sim_command(c, "ignore-rr on");
+	sim_command(c, "skip-at 3");
+	t0 = now_ns();
+	send_order(c, 5, PX(100));
+	WAIT_LINE(c, "retransmit-request-ignored from=3 count=1", 1);
+	assert_int_equal(counters->retransmit_timeouts, 0);
+	WAIT_LINE(c, "retransmit-request-ignored from=3 count=1", 2);
+	assert_true(now_ns() - t0 >= 600 * UINT64_C(1000000));  /* not before 2K */
+	assert_int_equal(counters->retransmit_timeouts, 1);
+	assert_true(wait_counter(c, &counters->retransmit_lost, 1));
+	assert_int_equal(counters->retransmit_timeouts, 2);
+	assert_int_equal(counters->retransmit_lost, 1);
+	assert_int_equal(counters->retransmit_requests, 2);
+	assert_int_equal(il3_session_state(c->s), IL3_STATE_ESTABLISHED);
+
+	/* a new gap whose first request is ignored and whose retry is answered */
+	sim_command(c, "skip-at 5");
+	send_order(c, 5, PX(100));
+	WAIT_LINE(c, "retransmit-request-ignored from=5 count=1", 1);
+	sim_command(c, "ignore-rr off");
+	WAIT_LINE(c, "retransmit-request from=5 count=1", 1);
+	WAIT_APP_COUNT(c, 5);  /* 1, 2, 4, 6 live; 5 retransmitted; 3 lost */
+	assert_int_equal(count_retransmitted(c), 1);
+	assert_int_equal(counters->retransmit_timeouts, 3);
+	assert_int_equal(counters->retransmit_lost, 1);
+	assert_int_equal(counters->retransmitted_in, 1);
+	assert_int_equal(il3_session_state(c->s), IL3_STATE_ESTABLISHED);
+}
+
+/* --delay-ms: every reply of the gateway waits; the session still works. */
+static void
+test_gateway_delay(void **state)
+{
+	static const char *const extra[] = { "--delay-ms", "150", NULL };
+	struct ctx *c = *state;
+	uint64_t t0;
+
+	sim_start(c, extra);
+	c->s = session_new(c, c->creds, 2000);
+	connect_established(c, false);
+	t0 = now_ns();
+	send_order(c, 5, PX(100));
+	WAIT_APP_COUNT(c, 2);
+	assert_true(now_ns() - t0 >= 150 * UINT64_C(1000000));
+	assert_int_equal(il3_session_state(c->s), IL3_STATE_ESTABLISHED);
+}
+
 /* A message journaled but never written (crash between the two): the
  * gateway answers Establish with NotApplied and it is resent, same SeqNum
  * and ClOrdID; a number the client cannot resend is skipped with Sequence. */
@@ -943,6 +1064,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_app_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gap_while_outstanding, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retransmit_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gateway_delay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_applied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill9, setup, teardown),
 	};
