@@ -537,6 +537,122 @@ int book_feed_packet(struct book_feed *feed, enum mdp3_stream stream, enum mdp3_
 int book_feed_apply(struct book_feed *feed, enum mdp3_feed_id id, const uint8_t *data,
 		size_t length, uint64_t rx_ns);
 
+/* ------------------------------------------------------------------------ */
+/* Stage-split incremental path: decoder stage -> book stage                  */
+/* ------------------------------------------------------------------------ */
+
+struct mdp3_msg;
+
+/**
+ * One in-sequence incremental packet travelling from the decoder stage to
+ * the book stage.  book_feed_packet_begin() fills it; the decoder hands a
+ * pointer to it with every message (book_feed_message()); book_feed_packet_end()
+ * closes it.  Caller storage (the decoder's stack or actor state); the
+ * members are read-only for the caller except held.
+ */
+struct book_packet_ctx {
+	const uint8_t *data;   /**< the packet: must stay valid and unchanged until
+	                            book_feed_packet_end() returns (it may be
+	                            copied into the recovery buffer there) */
+	uint32_t length;       /**< bytes at data */
+	uint32_t seq;          /**< MsgSeqNum (from the binary packet header) */
+	uint64_t rx_ns;        /**< rx time given to begin */
+	uint8_t feed;          /**< enum mdp3_feed_id of the copy */
+	bool held;             /**< caller may set it between begin and end: the
+	                            copy waited in an arbiter (reported by on_packet) */
+	uint16_t messages;     /**< messages handed to the book stage so far */
+	uint32_t open;         /**< internal: packet number of the feed, checks pairing */
+};
+
+/**
+ * Decoder/book split of book_feed_apply(), for a pipeline whose decoder and
+ * book are separate stages (actors chained with fast_send on one lcore):
+ *
+ * @code
+ * struct book_packet_ctx pc;              // travels with every message
+ *
+ * book_feed_packet_begin(feed, MDP3_FEED_A, data, length, rx_ns, &pc);
+ * rc = mdp3_walk_packet(&decoder_walker, data, length);
+ *         // decoder on_message(ctx, pkt, msg): hand (&pc, msg) to the book
+ *         //   stage, which calls book_feed_message(feed, &pc, msg);
+ *         // decoder on_skip (optional): book_feed_message(feed, &pc, NULL)
+ * book_feed_packet_end(feed, &pc, rc);    // rc: the walker's result
+ * @endcode
+ *
+ * book_feed_apply() is exactly this composition (begin, the feed's own
+ * walker calling book_feed_message(), end), so both paths give the same
+ * books, events and counters.  All-or-nothing is the walker's guarantee:
+ * mdp3_walk_packet() checks the whole packet before it delivers the first
+ * message, so a malformed packet reaches the book stage as no message and
+ * an end with -EBADMSG.  The three calls run on the feed's thread, in order,
+ * one packet open at a time; the snapshot and definition streams, TCP and
+ * the arbiter inside the feed keep using book_feed_packet() and friends (do
+ * not mix the split with book_feed_packet() on the incremental stream).
+ */
+
+/**
+ * Open an incremental packet that is already in sequence (arbitrated by the
+ * caller, e.g. an arbiter stage with its own struct mdp3_arb): counts the
+ * datagram, reads MsgSeqNum and prepares the RptSeq/event context.  Does
+ * not validate or decode (the decoder's walker does) and applies nothing.
+ *
+ * @param feed    feed.
+ * @param id      MDP3_FEED_A or MDP3_FEED_B (the copy used).
+ * @param data    the UDP payload, binary packet header first; must stay
+ *                valid until book_feed_packet_end() returns.
+ * @param length  bytes at data.
+ * @param rx_ns   rx time, ns.
+ * @param ctx     filled (held = false, messages = 0).
+ * @return 0; -EINVAL for NULL feed/data/ctx or id out of range.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_packet_begin(struct book_feed *feed, enum mdp3_feed_id id, const uint8_t *data,
+		size_t length, uint64_t rx_ns, struct book_packet_ctx *ctx);
+
+/**
+ * Apply one decoded SBE message of the open packet: RptSeq gate, books,
+ * trades, statistics, status, definitions, channel reset; events published
+ * at once or, for book changes, at the message's EndOfEvent.
+ *
+ * @param feed  feed.
+ * @param ctx   the open packet (from book_feed_packet_begin()).
+ * @param msg   a message as the mdp3 walker delivered it, for this packet's
+ *              bytes (views valid during the call only); NULL for a message
+ *              the walker skipped (unknown schema/template: counted only).
+ * @return 0; -EINVAL for NULL feed/ctx (and, in debug builds, a ctx that
+ *         is not the feed's open packet: assert).
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_message(struct book_feed *feed, struct book_packet_ctx *ctx,
+		const struct mdp3_msg *msg);
+
+/**
+ * Close the open packet.  When walk_rc is 0: the packet counts as applied,
+ * pending book changes are published (BOOK_PUBLISH_PACKET), it is copied
+ * into the recovery buffer while a book is stale, on_packet runs.  When
+ * walk_rc is negative (-EBADMSG: the walker refused the packet and
+ * delivered nothing): counted as malformed, nothing else.
+ *
+ * @param feed     feed.
+ * @param ctx      the open packet.
+ * @param walk_rc  the decoder walker's result for the packet.
+ * @return 0; -EBADMSG when walk_rc < 0 (as book_feed_apply()); -EINVAL for
+ *         NULL feed/ctx.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_packet_end(struct book_feed *feed, struct book_packet_ctx *ctx, int walk_rc);
+
+/**
+ * Sequence numbers first_seq .. first_seq + count - 1 were declared lost by
+ * an arbiter outside the feed (the split path's arbiter stage): what the
+ * feed's own arbiter loss does (counters, pending events published, the
+ * loss policy, on_loss).  Call between packets, not inside one.
+ *
+ * @return 0; -EINVAL for NULL feed or count 0.
+ * Thread safety: the feed's thread only.  No allocation.
+ */
+int book_feed_loss(struct book_feed *feed, uint32_t first_seq, uint32_t count, uint64_t now_ns);
+
 /**
  * book_feed_packet() for a datagram identified by its destination: the
  * route table says which stream and feed it is.

@@ -14,6 +14,7 @@
  * the ring for its instrument through a second walker, so the RptSeq gate
  * decides what applies and a replay never re-applies what was applied live.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,6 @@ struct walk_ctx {
 	uint64_t transact_time;
 	uint32_t seq;
 	int32_t replay_sid;
-	uint16_t messages;
 	uint8_t stream;
 	uint8_t feed_id;
 	bool replay;
@@ -93,7 +93,7 @@ struct book_feed {
 	uint32_t rec_cap;
 	uint32_t rec_head;
 	uint32_t rec_count;
-	uint32_t last_index;   /* lookup cache; SLOT_EMPTY: none */
+	struct book_instrument *last_in; /* lookup cache; NULL: none */
 	int32_t last_sid;
 	bool has_events;
 	bool heap;
@@ -109,6 +109,10 @@ struct book_feed {
 	struct walk_ctx replay;
 	struct mdp3_walker walker;
 	struct mdp3_walker replay_walker;
+	/* book_feed_apply() and the arbiter: begin, this walker, end. */
+	struct mdp3_walker apply_walker;
+	struct book_packet_ctx *open_ctx;  /* the packet apply_walker is walking */
+	uint32_t open_serial;              /* packets begun; pairs ctx with feed */
 };
 
 static size_t
@@ -205,6 +209,8 @@ book_feed_memsize(const struct book_feed_config *config)
 
 static int on_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg);
 static void on_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip);
+static int on_apply_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg);
+static void on_apply_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip);
 static int on_arb_deliver(void *ctx, const struct mdp3_arb_packet *packet);
 static void on_arb_loss(void *ctx, uint32_t first_seq, uint32_t count, uint64_t now_ns);
 
@@ -253,7 +259,7 @@ book_feed_init(void *mem, size_t size, const struct book_feed_config *config)
 		f->instruments[i].flags = 0;
 	}
 	f->free_top = c.max_instruments;
-	f->last_index = SLOT_EMPTY;
+	f->last_in = NULL;
 	f->has_events = c.handler.on_event != NULL;
 	ah.ctx = f;
 	f->arb = mdp3_arb_init(base + l.arb, l.arb_size, &c.arb, &ah);
@@ -269,6 +275,10 @@ book_feed_init(void *mem, size_t size, const struct book_feed_config *config)
 	mdp3_walker_init(&f->walker, NULL, &wh);
 	wh.ctx = &f->replay;
 	mdp3_walker_init(&f->replay_walker, NULL, &wh);
+	wh.on_message = on_apply_message;
+	wh.on_skip = on_apply_skip;
+	wh.ctx = f;
+	mdp3_walker_init(&f->apply_walker, NULL, &wh);
 	return f;
 }
 
@@ -320,8 +330,8 @@ lookup(struct book_feed *f, int32_t sid)
 {
 	uint32_t h;
 
-	if (f->last_index != SLOT_EMPTY && f->last_sid == sid)
-		return &f->instruments[f->last_index];
+	if (__builtin_expect(f->last_sid == sid && f->last_in != NULL, 1))
+		return f->last_in;
 	for (h = home_of(f, sid);; h = (h + 1) & f->table_mask) {
 		const struct table_slot *s = &f->table[h];
 
@@ -329,8 +339,8 @@ lookup(struct book_feed *f, int32_t sid)
 			return NULL;
 		if (s->key == sid) {
 			f->last_sid = sid;
-			f->last_index = s->index;
-			return &f->instruments[s->index];
+			f->last_in = &f->instruments[s->index];
+			return f->last_in;
 		}
 	}
 }
@@ -371,7 +381,7 @@ create(struct book_feed *f, int32_t sid, bool synced)
 	f->table[h].index = index;
 	f->count++;
 	f->last_sid = sid;
-	f->last_index = index;
+	f->last_in = in;
 	return in;
 }
 
@@ -400,7 +410,7 @@ remove_instrument(struct book_feed *f, struct book_instrument *in)
 	in->dirty = 0;
 	f->free_stack[f->free_top++] = in->index;
 	f->count--;
-	f->last_index = SLOT_EMPTY;
+	f->last_in = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -546,32 +556,18 @@ become_valid(const struct walk_ctx *c, struct book_instrument *in)
 	in->flags &= (uint8_t)~BOOK_INSTRUMENT_NEVER_SYNCED;
 }
 
-/*
- * The instrument an entry applies to, or NULL when it must not be applied:
- * replay of another instrument, table full, stale, RptSeq already applied,
- * or a RptSeq gap (which makes the instrument stale).
- */
-BOOK__ALWAYS_INLINE struct book_instrument *
-gate(const struct walk_ctx *c, int32_t sid, uint32_t rpt)
+/* gate() when the entry is not simply the next of a valid instrument. */
+static __attribute__((noinline)) struct book_instrument *
+gate_slow(const struct walk_ctx *c, struct book_instrument *in, uint32_t rpt)
 {
 	struct book_feed *f = c->feed;
-	struct book_instrument *in;
 	int32_t ahead;
 
-	f->counters.entries++;
-	if (c->replay && sid != c->replay_sid)
-		return NULL;
-	in = lookup(f, sid);
-	if (__builtin_expect(in == NULL, 0)) {
-		in = create(f, sid, false);
-		if (in == NULL)
-			return NULL;
-	}
 	if (!c->check_rpt) {
 		in->last_msg_seq = c->seq;
 		return in;
 	}
-	if (__builtin_expect(in->state != BOOK_STATE_OK, 0)) {
+	if (in->state != BOOK_STATE_OK) {
 		if (!(in->flags & BOOK_INSTRUMENT_NEVER_SYNCED) || rpt != 1) {
 			f->counters.stale_entries++;
 			return NULL;
@@ -582,12 +578,12 @@ gate(const struct walk_ctx *c, int32_t sid, uint32_t rpt)
 		in->flags |= BOOK_INSTRUMENT_RPT_KNOWN;
 		publish(c, in, BOOK_EVENT_RECOVERED);
 	}
-	if (__builtin_expect(!(in->flags & BOOK_INSTRUMENT_RPT_KNOWN), 0)) {
+	if (!(in->flags & BOOK_INSTRUMENT_RPT_KNOWN)) {
 		in->rpt_seq = rpt - 1;
 		in->flags |= BOOK_INSTRUMENT_RPT_KNOWN;
 	}
 	ahead = (int32_t)(rpt - in->rpt_seq);
-	if (__builtin_expect(ahead == 1, 1)) {
+	if (ahead == 1) {
 		in->rpt_seq = rpt;
 		in->last_msg_seq = c->seq;
 		return in;
@@ -601,6 +597,37 @@ gate(const struct walk_ctx *c, int32_t sid, uint32_t rpt)
 	return NULL;
 }
 
+/*
+ * The instrument an entry applies to, or NULL when it must not be applied:
+ * replay of another instrument, table full, stale, RptSeq already applied,
+ * or a RptSeq gap (which makes the instrument stale).  The common case (a
+ * valid instrument, RptSeq known and this entry its next) stays inline.
+ */
+BOOK__ALWAYS_INLINE struct book_instrument *
+gate(const struct walk_ctx *c, int32_t sid, uint32_t rpt)
+{
+	struct book_feed *f = c->feed;
+	struct book_instrument *in;
+
+	f->counters.entries++;
+	if (__builtin_expect(c->replay, 0) && sid != c->replay_sid)
+		return NULL;
+	in = lookup(f, sid);
+	if (__builtin_expect(in == NULL, 0)) {
+		in = create(f, sid, false);
+		if (in == NULL)
+			return NULL;
+	}
+	if (__builtin_expect(c->check_rpt && in->state == BOOK_STATE_OK &&
+				(in->flags & BOOK_INSTRUMENT_RPT_KNOWN) &&
+				rpt - in->rpt_seq == 1, 1)) {
+		in->rpt_seq = rpt;
+		in->last_msg_seq = c->seq;
+		return in;
+	}
+	return gate_slow(c, in, rpt);
+}
+
 static void
 recovery_clear(struct book_feed *f)
 {
@@ -609,7 +636,7 @@ recovery_clear(struct book_feed *f)
 }
 
 static void
-recovery_append(struct book_feed *f, const struct mdp3_arb_packet *p)
+recovery_append(struct book_feed *f, const struct book_packet_ctx *p)
 {
 	struct recovery_slot *s;
 	uint32_t i;
@@ -694,17 +721,16 @@ apply_book_entry(const struct walk_ctx *c, struct book_instrument *in,
 	uint8_t bit;
 	int rc;
 
-	switch (e->type) {
-	case MDP3_MD_ENTRY_TYPE_BOOK_BID:
+	/* Outright bids and offers first: most entries are. */
+	if (__builtin_expect(e->type == MDP3_MD_ENTRY_TYPE_BOOK_BID, 1)) {
 		levels = in->bid;
 		depth = in->depth;
 		bit = DIRTY_OUTRIGHT;
-		break;
-	case MDP3_MD_ENTRY_TYPE_BOOK_OFFER:
+	} else if (__builtin_expect(e->type == MDP3_MD_ENTRY_TYPE_BOOK_OFFER, 1)) {
 		levels = in->ask;
 		depth = in->depth;
 		bit = DIRTY_OUTRIGHT;
-		break;
+	} else switch (e->type) {
 	case MDP3_MD_ENTRY_TYPE_BOOK_IMPLIED_BID:
 		levels = in->implied_bid;
 		depth = in->implied_depth;
@@ -782,7 +808,7 @@ NAME(struct walk_ctx *c, const struct mdp3_msg *msg)                            
                                                                                    \
 	P##transact_time(msg, &c->transact_time);                                 \
 	if (P##no_md_entries(msg, &g) == 0) {                                      \
-		while (mdp3_group_next(&g)) {                                      \
+		while (mdp3_group_next_flat(&g)) {                                 \
 			P##no_md_entries_security_id(&g, &sid);                    \
 			P##no_md_entries_rpt_seq(&g, &rpt);                        \
 			in = gate(c, sid, rpt);                                    \
@@ -853,7 +879,7 @@ NAME(struct walk_ctx *c, const struct mdp3_msg *msg)                            
                                                                                    \
 	P##transact_time(msg, &c->transact_time);                                 \
 	if (P##no_md_entries(msg, &g) == 0) {                                      \
-		while (mdp3_group_next(&g)) {                                      \
+		while (mdp3_group_next_flat(&g)) {                                 \
 			P##no_md_entries_security_id(&g, &sid);                    \
 			P##no_md_entries_rpt_seq(&g, &rpt);                        \
 			in = gate(c, sid, rpt);                                    \
@@ -895,7 +921,7 @@ on_trade36(struct walk_ctx *c, const struct mdp3_msg *msg)
 
 	T36(transact_time)(msg, &c->transact_time);
 	if (T36(no_md_entries)(msg, &g) == 0) {
-		while (mdp3_group_next(&g)) {
+		while (mdp3_group_next_flat(&g)) {
 			T36(no_md_entries_security_id)(&g, &sid);
 			T36(no_md_entries_rpt_seq)(&g, &rpt);
 			in = gate(c, sid, rpt);
@@ -929,7 +955,7 @@ NAME(struct walk_ctx *c, const struct mdp3_msg *msg)                            
                                                                                    \
 	P##transact_time(msg, &c->transact_time);                                 \
 	if (P##no_md_entries(msg, &g) == 0) {                                      \
-		while (mdp3_group_next(&g)) {                                      \
+		while (mdp3_group_next_flat(&g)) {                                 \
 			P##no_md_entries_security_id(&g, &sid);                    \
 			P##no_md_entries_rpt_seq(&g, &rpt);                        \
 			gate(c, sid, rpt);                                         \
@@ -961,7 +987,7 @@ NAME(struct walk_ctx *c, const struct mdp3_msg *msg)                            
                                                                                    \
 	P##transact_time(msg, &c->transact_time);                                 \
 	if (P##no_md_entries(msg, &g) == 0) {                                      \
-		while (mdp3_group_next(&g)) {                                      \
+		while (mdp3_group_next_flat(&g)) {                                 \
 			P##no_md_entries_security_id(&g, &sid);                    \
 			P##no_md_entries_rpt_seq(&g, &rpt);                        \
 			in = gate(c, sid, rpt);                                    \
@@ -1547,20 +1573,16 @@ DEFINITION_HANDLER(on_def63, mdp3_md_instrument_definition_fx63_)
 /* Dispatch                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static int
-on_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
+BOOK__ALWAYS_INLINE void
+dispatch(struct walk_ctx *c, const struct mdp3_msg *msg)
 {
-	struct walk_ctx *c = ctx;
 	struct book_feed *f = c->feed;
 
-	c->seq = pkt->msg_seq_num;
-	if (!c->replay) {
+	if (!c->replay)
 		f->counters.messages++;
-		c->messages++;
-	}
 	if (msg->schema_id != 1) {
 		f->counters.messages_ignored++;
-		return 0;
+		return;
 	}
 	switch (msg->template_id) {
 	case MDP3_TEMPLATE_MD_INCREMENTAL_REFRESH_BOOK32:
@@ -1671,6 +1693,16 @@ on_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
 			f->counters.messages_ignored++;
 		break;
 	}
+}
+
+/* Snapshot and definition streams, TCP, replay: the seq is the frame's. */
+static int
+on_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
+{
+	struct walk_ctx *c = ctx;
+
+	c->seq = pkt->msg_seq_num;
+	dispatch(c, msg);
 	return 0;
 }
 
@@ -1689,36 +1721,112 @@ on_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip)
 /* Packets                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static int
-on_arb_deliver(void *ctx, const struct mdp3_arb_packet *p)
+/* The live context of an in-sequence incremental packet. */
+BOOK__ALWAYS_INLINE void
+packet_begin(struct book_feed *f, uint8_t id, const uint8_t *data, uint32_t length,
+		uint64_t rx_ns, struct book_packet_ctx *pc)
 {
-	struct book_feed *f = ctx;
 	struct walk_ctx *c = &f->live;
-	int rc;
 
-	c->seq = p->seq;
-	c->rx_ns = p->rx_ns;
-	c->feed_id = p->feed;
+	pc->data = data;
+	pc->length = length;
+	pc->seq = length >= 4 ? mdp3__load_uint32(data) : 0;
+	pc->rx_ns = rx_ns;
+	pc->feed = id;
+	pc->held = false;
+	pc->messages = 0;
+	pc->open = ++f->open_serial;
+	c->seq = pc->seq;
+	c->rx_ns = rx_ns;
+	c->feed_id = id;
 	c->stream = MDP3_STREAM_INCREMENTAL;
 	c->check_rpt = true;
 	c->transact_time = 0;
-	c->messages = 0;
-	rc = mdp3_walk_packet(&f->walker, p->data, p->length);
-	if (rc < 0) {
+}
+
+BOOK__ALWAYS_INLINE int
+feed_packet_begin(struct book_feed *feed, enum mdp3_feed_id id, const uint8_t *data,
+		size_t length, uint64_t rx_ns, struct book_packet_ctx *ctx)
+{
+	if (feed == NULL || data == NULL || ctx == NULL || (unsigned int)id >= MDP3_FEED_COUNT)
+		return -EINVAL;
+	feed->counters.packets[MDP3_STREAM_INCREMENTAL][id]++;
+	packet_begin(feed, (uint8_t)id, data, length > UINT32_MAX ? UINT32_MAX : (uint32_t)length,
+			rx_ns, ctx);
+	return 0;
+}
+
+int
+book_feed_packet_begin(struct book_feed *feed, enum mdp3_feed_id id, const uint8_t *data,
+		size_t length, uint64_t rx_ns, struct book_packet_ctx *ctx)
+{
+	return feed_packet_begin(feed, id, data, length, rx_ns, ctx);
+}
+
+BOOK__ALWAYS_INLINE void
+packet_message(struct book_feed *f, struct book_packet_ctx *pc, const struct mdp3_msg *msg)
+{
+	assert(pc->open == f->open_serial);
+	if (__builtin_expect(msg == NULL, 0)) {
+		f->counters.messages_unknown++;
+		return;
+	}
+	pc->messages++;
+	dispatch(&f->live, msg);
+}
+
+int
+book_feed_message(struct book_feed *feed, struct book_packet_ctx *ctx, const struct mdp3_msg *msg)
+{
+	if (feed == NULL || ctx == NULL)
+		return -EINVAL;
+	packet_message(feed, ctx, msg);
+	return 0;
+}
+
+static int
+on_apply_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
+{
+	struct book_feed *f = ctx;
+
+	(void)pkt;
+	packet_message(f, f->open_ctx, msg);
+	return 0;
+}
+
+static void
+on_apply_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip)
+{
+	struct book_feed *f = ctx;
+
+	(void)pkt;
+	(void)skip;
+	packet_message(f, f->open_ctx, NULL);
+}
+
+BOOK__ALWAYS_INLINE int
+feed_packet_end(struct book_feed *feed, struct book_packet_ctx *ctx, int walk_rc)
+{
+	struct book_feed *f = feed;
+
+	if (feed == NULL || ctx == NULL)
+		return -EINVAL;
+	assert(ctx->open == f->open_serial);
+	if (__builtin_expect(walk_rc < 0, 0)) {
 		f->counters.malformed++;
-		return rc;
+		return -EBADMSG;
 	}
 	f->counters.packets_applied++;
 	f->any_applied = true;
-	f->last_applied_seq = p->seq;
+	f->last_applied_seq = ctx->seq;
 	if (f->config.publish == BOOK_PUBLISH_PACKET)
-		flush_events(c, NULL);
+		flush_events(&f->live, NULL);
 	if (f->counters.stale_books > 0)
-		recovery_append(f, p);
+		recovery_append(f, ctx);
 	if (f->config.handler.on_packet != NULL) {
 		struct book_packet_info info = {
-			.seq = p->seq, .length = p->length, .rx_ns = p->rx_ns, .feed = p->feed,
-			.held = p->held, .messages = c->messages,
+			.seq = ctx->seq, .length = ctx->length, .rx_ns = ctx->rx_ns,
+			.feed = ctx->feed, .held = ctx->held, .messages = ctx->messages,
 		};
 
 		f->config.handler.on_packet(f->config.handler.ctx, &info);
@@ -1726,11 +1834,47 @@ on_arb_deliver(void *ctx, const struct mdp3_arb_packet *p)
 	return 0;
 }
 
+int
+book_feed_packet_end(struct book_feed *feed, struct book_packet_ctx *ctx, int walk_rc)
+{
+	return feed_packet_end(feed, ctx, walk_rc);
+}
+
+/*
+ * begin, walk, end: the one incremental path (book_feed_apply, the arbiter).
+ * The same inline bodies as book_feed_packet_begin / book_feed_message /
+ * book_feed_packet_end, so the split and the whole path cannot diverge.
+ */
+BOOK__ALWAYS_INLINE int
+apply_packet(struct book_feed *f, struct book_packet_ctx *pc)
+{
+	int rc;
+
+	f->open_ctx = pc;
+	rc = mdp3_walk_packet(&f->apply_walker, pc->data, pc->length);
+	f->open_ctx = NULL;
+	return feed_packet_end(f, pc, rc);
+}
+
+static int
+on_arb_deliver(void *ctx, const struct mdp3_arb_packet *p)
+{
+	struct book_feed *f = ctx;
+	struct book_packet_ctx pc;
+
+	packet_begin(f, p->feed, p->data, p->length, p->rx_ns, &pc);
+	pc.held = p->held;
+	return apply_packet(f, &pc);
+}
+
 static void
 on_arb_loss(void *ctx, uint32_t first_seq, uint32_t count, uint64_t now_ns)
 {
 	struct book_feed *f = ctx;
 	struct walk_ctx *c = &f->live;
+
+	if (count == 0)
+		return;
 	uint32_t i;
 
 	f->counters.declared_losses++;
@@ -1754,6 +1898,15 @@ on_arb_loss(void *ctx, uint32_t first_seq, uint32_t count, uint64_t now_ns)
 		f->config.handler.on_loss(f->config.handler.ctx, first_seq, count, now_ns);
 }
 
+int
+book_feed_loss(struct book_feed *feed, uint32_t first_seq, uint32_t count, uint64_t now_ns)
+{
+	if (feed == NULL || count == 0)
+		return -EINVAL;
+	on_arb_loss(feed, first_seq, count, now_ns);
+	return 0;
+}
+
 static int
 walk_direct(struct book_feed *f, enum mdp3_stream stream, enum mdp3_feed_id id,
 		const uint8_t *data, size_t length, uint64_t rx_ns)
@@ -1768,7 +1921,6 @@ walk_direct(struct book_feed *f, enum mdp3_stream stream, enum mdp3_feed_id id,
 	c->stream = (uint8_t)stream;
 	c->check_rpt = true;
 	c->transact_time = 0;
-	c->messages = 0;
 	rc = mdp3_walk_packet(&f->walker, data, length);
 	if (rc < 0) {
 		f->counters.malformed++;
@@ -1794,21 +1946,13 @@ int
 book_feed_apply(struct book_feed *feed, enum mdp3_feed_id id, const uint8_t *data,
 		size_t length, uint64_t rx_ns)
 {
-	struct mdp3_arb_packet p;
+	struct book_packet_ctx pc;
 	int rc;
 
-	if (feed == NULL || data == NULL || (unsigned int)id >= MDP3_FEED_COUNT)
-		return -EINVAL;
-	feed->counters.packets[MDP3_STREAM_INCREMENTAL][id]++;
-	p.data = data;
-	p.length = length > UINT32_MAX ? UINT32_MAX : (uint32_t)length;
-	p.seq = length >= 4 ? (uint32_t)data[0] | (uint32_t)data[1] << 8 |
-		(uint32_t)data[2] << 16 | (uint32_t)data[3] << 24 : 0;
-	p.rx_ns = rx_ns;
-	p.feed = (uint8_t)id;
-	p.held = false;
-	rc = on_arb_deliver(feed, &p);
-	return rc < 0 ? -EBADMSG : 0;
+	rc = feed_packet_begin(feed, id, data, length, rx_ns, &pc);
+	if (__builtin_expect(rc < 0, 0))
+		return rc;
+	return apply_packet(feed, &pc);
 }
 
 int
@@ -1843,7 +1987,6 @@ book_feed_tcp(struct book_feed *feed, const uint8_t *data, size_t length, uint64
 	c->stream = MDP3_STREAM_INCREMENTAL;
 	c->check_rpt = false;
 	c->transact_time = 0;
-	c->messages = 0;
 	rc = mdp3_walk_tcp(&feed->walker, data, length);
 	c->check_rpt = true;
 	flush_events(c, NULL);

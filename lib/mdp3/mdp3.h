@@ -305,12 +305,22 @@ struct mdp3_handler {
 	void *ctx;
 };
 
+/** Internal: the dispatch row of the last (schemaId, version) walked. */
+struct mdp3__lookup_cache {
+	uint32_t key;                   /* schemaId << 16 | version */
+	bool valid;
+	const struct mdp3_message_info *const *row; /* NULL: unknown schema */
+	uint16_t min_template;
+	uint16_t max_template;
+};
+
 /** Walker state: owned by one thread. */
 struct mdp3_walker {
 	const struct mdp3_dictionary *dict;
 	struct mdp3_handler handler;
 	struct mdp3_counters counters;
 	struct mdp3_error last_error;
+	struct mdp3__lookup_cache cache; /**< internal (mdp3_walker_init() clears it) */
 };
 
 /**
@@ -406,6 +416,16 @@ static inline int mdp3_msg_group(const struct mdp3_msg *msg, unsigned int index,
  * @return true with group->entry set, false after the last entry.
  */
 static inline bool mdp3_group_next(struct mdp3_group *group);
+
+/**
+ * mdp3_group_next() for a group without nested groups (info->group_count
+ * is 0: every MDP3 incremental NoMDEntries): the next entry is blockLength
+ * bytes on.  Never calls out of line, so an iterator on the stack can stay
+ * in registers.  On a group with nested groups it would step over entries
+ * wrongly but never past what the walker checked (debug builds assert).
+ * @return true with group->entry set, false after the last entry.
+ */
+static inline bool mdp3_group_next_flat(struct mdp3_group *group);
 
 /**
  * Open nested group number index of the current entry of a group.

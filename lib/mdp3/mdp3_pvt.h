@@ -197,4 +197,16 @@ mdp3_group_next(struct mdp3_group *group)
 	return true;
 }
 
+static inline bool
+mdp3_group_next_flat(struct mdp3_group *group)
+{
+	assert(group->info->group_count == 0);
+	if (group->index >= group->count)
+		return false;
+	group->entry = group->next;
+	group->index++;
+	group->next = group->entry + group->block_length;
+	return true;
+}
+
 #endif /* MDP3_PVT_H */

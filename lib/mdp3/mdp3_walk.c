@@ -2,11 +2,14 @@
 /*
  * MDP 3.0 packet walker.
  *
- * A packet is checked whole before any message is delivered (pass 1), then
- * walked again to deliver (pass 2): a malformed message must not leave the
- * book with half a packet applied.  Both passes run the same parser; pass 2
- * cannot fail on lengths.  The cost is reading each message header and group
- * dimension twice, a few loads per message.
+ * A packet is checked whole before any message is delivered: a malformed
+ * message must not leave the book with half a packet applied.  The checking
+ * pass keeps the views it built (up to WALK_BATCH messages, on the stack) and
+ * delivers them afterwards, so a message is parsed once; the rare longer
+ * packet parses the messages past the batch a second time.  The template is
+ * found through a cached dispatch row (one compare per message), and a flat
+ * group (no nested groups: every incremental template) is checked inline by
+ * its dimension alone: numInGroup x blockLength against the bytes left.
  *
  * Every read is preceded by a check that the bytes are inside the message
  * (MsgSize), and MsgSize is checked against the bytes left in the packet, so
@@ -119,154 +122,234 @@ check_group(const struct mdp3_block_info *g, const uint8_t *msg, uint32_t size,
 	return MDP3_REASON_NONE;
 }
 
-enum parse_result {
-	PARSE_OK,
-	PARSE_SKIP,
-	PARSE_BAD,
-};
+/*
+ * Template lookup for the walk: the dispatch row of the last (schemaId,
+ * version) seen is kept, so a message costs a compare, a range check and a
+ * load (packets carry one schema version).
+ */
+static void
+cache_fill(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
+		uint16_t schema_id, uint16_t version)
+{
+	const struct mdp3_schema_dispatch *s;
+	uint32_t width;
+	uint16_t row;
 
-/* Parse the message at data[0..left).  On PARSE_OK fills *msg; on PARSE_SKIP
- * fills *skip; in both cases *consumed is MsgSize.  On PARSE_BAD *reason and
- * *fault (offset within the message) say why. */
-static enum parse_result
-parse_message(const struct mdp3_dictionary *dict, const uint8_t *data, size_t left,
-		struct mdp3_msg *msg, struct mdp3_skip *skip, uint32_t *consumed,
-		bool *trailing, enum mdp3_reason *reason, uint32_t *fault)
+	cache->key = (uint32_t)schema_id << 16 | version;
+	cache->valid = true;
+	cache->row = NULL;
+	for (s = dict->schemas; s < dict->schemas + dict->schema_count; s++) {
+		if (s->schema_id != schema_id)
+			continue;
+		width = (uint32_t)s->max_template - s->min_template + 1;
+		row = version > s->max_version ? s->max_version : version;
+		cache->row = s->table + (size_t)row * width;
+		cache->min_template = s->min_template;
+		cache->max_template = s->max_template;
+		return;
+	}
+}
+
+/* The metadata, or NULL with *reason = unknown schema / unknown template. */
+static inline const struct mdp3_message_info *
+cached_lookup(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
+		uint16_t schema_id, uint16_t version, uint16_t template_id, enum mdp3_reason *reason)
 {
 	const struct mdp3_message_info *info;
-	uint32_t size, block_length, pos;
+
+	if (__builtin_expect(!cache->valid ||
+				cache->key != ((uint32_t)schema_id << 16 | version), 0))
+		cache_fill(dict, cache, schema_id, version);
+	if (__builtin_expect(cache->row == NULL, 0)) {
+		*reason = MDP3_REASON_UNKNOWN_SCHEMA;
+		return NULL;
+	}
+	if (__builtin_expect(template_id < cache->min_template ||
+				template_id > cache->max_template, 0)) {
+		*reason = MDP3_REASON_UNKNOWN_TEMPLATE;
+		return NULL;
+	}
+	info = cache->row[template_id - cache->min_template];
+	if (__builtin_expect(info == NULL, 0))
+		*reason = MDP3_REASON_UNKNOWN_TEMPLATE;
+	return info;
+}
+
+/* A message parsed by the checking walk, kept for delivery. */
+struct parsed {
+	struct mdp3_msg msg;   /* msg.info NULL: skipped (unknown), see skip_reason */
+	uint8_t skip_reason;
+	bool trailing;
+	bool fallback;         /* decoded with another version's metadata */
+};
+
+/* Messages whose views the walk keeps; a packet with more re-parses the rest
+ * when delivering (a 1500-byte packet rarely holds more). */
+#define WALK_BATCH 32
+
+/*
+ * Check the message at data[0..left) and fill *p.  Returns 0 and sets
+ * *consumed (MsgSize), or the drop reason with *fault (offset within the
+ * message) and p->msg.template_id when it was read.
+ */
+static inline __attribute__((always_inline)) enum mdp3_reason
+parse_message(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
+		const uint8_t *data, size_t left, struct parsed *p, uint32_t *consumed,
+		uint32_t *fault)
+{
+	const struct mdp3_message_info *info;
+	const struct mdp3_block_info *g, *groups;
+	uint32_t size, block_length, pos, count, entry;
 	uint16_t template_id, schema_id, version;
-	unsigned int i;
+	unsigned int i, group_count;
 	enum mdp3_reason r;
 
 	*fault = 0;
-	if (left < MDP3_MESSAGE_HEADER_SIZE) {
-		*reason = MDP3_REASON_SHORT_MESSAGE_HEADER;
-		return PARSE_BAD;
-	}
+	if (__builtin_expect(left < MDP3_MESSAGE_HEADER_SIZE, 0))
+		return MDP3_REASON_SHORT_MESSAGE_HEADER;
 	size = mdp3__load_uint16(data);
 	block_length = mdp3__load_uint16(data + 2);
 	template_id = mdp3__load_uint16(data + 4);
 	schema_id = mdp3__load_uint16(data + 6);
 	version = mdp3__load_uint16(data + 8);
-	msg->template_id = template_id;
-	if (size < MDP3_MESSAGE_HEADER_SIZE) {
-		*reason = MDP3_REASON_MSG_SIZE_TOO_SMALL;
-		return PARSE_BAD;
-	}
-	if (size > left) {
-		*reason = MDP3_REASON_MSG_SIZE_TOO_LARGE;
-		return PARSE_BAD;
-	}
+	p->msg.template_id = template_id;
+	if (__builtin_expect(size < MDP3_MESSAGE_HEADER_SIZE, 0))
+		return MDP3_REASON_MSG_SIZE_TOO_SMALL;
+	if (__builtin_expect(size > left, 0))
+		return MDP3_REASON_MSG_SIZE_TOO_LARGE;
 	*consumed = size;
-	info = mdp3_lookup(dict, schema_id, version, template_id);
-	if (info == NULL) {
-		skip->reason = errno == EPROTONOSUPPORT ? MDP3_REASON_UNKNOWN_SCHEMA :
-			MDP3_REASON_UNKNOWN_TEMPLATE;
-		skip->size = (uint16_t)size;
-		skip->block_length = (uint16_t)block_length;
-		skip->template_id = template_id;
-		skip->schema_id = schema_id;
-		skip->version = version;
-		return PARSE_SKIP;
+	p->msg.start = data;
+	p->msg.root = data + MDP3_MESSAGE_HEADER_SIZE;
+	p->msg.size = (uint16_t)size;
+	p->msg.block_length = (uint16_t)block_length;
+	p->msg.schema_id = schema_id;
+	p->msg.version = version;
+	info = cached_lookup(dict, cache, schema_id, version, template_id, &r);
+	p->msg.info = info;
+	if (__builtin_expect(info == NULL, 0)) {
+		p->skip_reason = (uint8_t)r;
+		return MDP3_REASON_NONE;
 	}
-	if (block_length < info->root.min_block_length) {
-		*reason = MDP3_REASON_BLOCK_TOO_SHORT;
-		*fault = 2;
-		return PARSE_BAD;
-	}
-	if (block_length > size - MDP3_MESSAGE_HEADER_SIZE) {
-		*reason = MDP3_REASON_BLOCK_PAST_END;
-		*fault = 2;
-		return PARSE_BAD;
-	}
+	*fault = 2;
+	if (__builtin_expect(block_length < info->root.min_block_length, 0))
+		return MDP3_REASON_BLOCK_TOO_SHORT;
+	if (__builtin_expect(block_length > size - MDP3_MESSAGE_HEADER_SIZE, 0))
+		return MDP3_REASON_BLOCK_PAST_END;
 	pos = MDP3_MESSAGE_HEADER_SIZE + block_length;
-	memset(msg->group_offset, 0, sizeof(msg->group_offset));
-	for (i = 0; i < info->root.group_count; i++) {
-		if (info->root.groups[i].since_version > version)
+	p->fallback = info->schema_version != version;
+	memset(p->msg.group_offset, 0, sizeof(p->msg.group_offset));
+	group_count = info->root.group_count;
+	groups = info->root.groups;
+	for (i = 0; i < group_count; i++) {
+		g = &groups[i];
+		if (g->since_version > version)
 			continue;
-		msg->group_offset[i] = (uint16_t)(pos - MDP3_MESSAGE_HEADER_SIZE);
+		p->msg.group_offset[i] = (uint16_t)(pos - MDP3_MESSAGE_HEADER_SIZE);
 		*fault = pos;
-		r = check_group(&info->root.groups[i], data, size, &pos, version);
-		if (r != MDP3_REASON_NONE) {
-			*reason = r;
-			return PARSE_BAD;
+		if (__builtin_expect(g->group_count != 0, 0)) {
+			uint32_t q = pos; /* pos itself stays in a register */
+
+			r = check_group(g, data, size, &q, version);
+			if (r != MDP3_REASON_NONE)
+				return r;
+			pos = q;
+			continue;
 		}
+		/* A flat group (every MDP3 incremental): dimension, then entries. */
+		if (__builtin_expect(g->dim_size > size - pos, 0))
+			return MDP3_REASON_GROUP_HEADER_PAST_END;
+		entry = mdp3__load_dim(data + pos + g->dim_block_length_offset,
+				g->dim_block_length_size);
+		count = mdp3__load_dim(data + pos + g->dim_num_in_group_offset,
+				g->dim_num_in_group_size);
+		pos += g->dim_size;
+		/* An empty group's blockLength describes nothing: do not judge it. */
+		if (__builtin_expect(count > 0 && entry < g->min_block_length, 0))
+			return MDP3_REASON_GROUP_BLOCK_TOO_SHORT;
+		/* 65535 x 65535 fits 32 bits */
+		if (__builtin_expect(count * entry > size - pos, 0))
+			return MDP3_REASON_GROUP_PAST_END;
+		pos += count * entry;
 	}
-	msg->start = data;
-	msg->root = data + MDP3_MESSAGE_HEADER_SIZE;
-	msg->info = info;
-	msg->size = (uint16_t)size;
-	msg->block_length = (uint16_t)block_length;
-	msg->schema_id = schema_id;
-	msg->version = version;
 	/* Bytes after the last known group: a newer version's extension. */
-	*trailing = pos < size;
-	return PARSE_OK;
+	p->trailing = pos < size;
+	return MDP3_REASON_NONE;
 }
 
-enum walk_mode {
-	WALK_CHECK,
-	WALK_DELIVER,
-};
-
-/* Walk the messages of data[0..length) that follow a packet header at
- * offset `first`.  In check mode, stops at the first malformed message. */
-static int
-walk_messages(const struct mdp3_dictionary *dict, struct mdp3_walker *w,
-		struct mdp3_packet *pkt, const uint8_t *data, size_t length, size_t first,
-		enum walk_mode mode, struct mdp3_error *err, uint16_t *count)
+/*
+ * Check the messages of data[first..length); stop at the first malformed one
+ * (-EBADMSG, *err filled).  The first WALK_BATCH parsed messages are kept in
+ * batch when batch is not NULL; *count gets the number of messages, *resume
+ * the offset of message WALK_BATCH (when there are more).
+ */
+static inline __attribute__((always_inline)) int
+check_messages(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
+		const uint8_t *data, size_t length, size_t first, struct parsed *batch,
+		struct mdp3_error *err, uint16_t *count, size_t *resume)
 {
-	struct mdp3_msg msg;
-	struct mdp3_skip skip;
+	struct parsed scratch, *p;
 	enum mdp3_reason reason;
-	enum parse_result res;
 	uint32_t consumed = 0, fault;
-	bool trailing = false;
 	size_t off = first;
-	uint16_t index = 0;
-	int rc;
+	uint32_t index = 0;
 
+	*resume = length;
 	while (off < length) {
-		msg.template_id = 0;
-		res = parse_message(dict, data + off, length - off, &msg, &skip, &consumed,
-				&trailing, &reason, &fault);
-		if (res == PARSE_BAD) {
+		p = &scratch;
+		if (batch != NULL && __builtin_expect(index < WALK_BATCH, 1))
+			p = &batch[index];
+		else if (index == WALK_BATCH)
+			*resume = off;
+		p->msg.template_id = 0;
+		reason = parse_message(dict, cache, data + off, length - off, p, &consumed,
+				&fault);
+		if (__builtin_expect(reason != MDP3_REASON_NONE, 0)) {
 			if (err != NULL) {
 				err->reason = reason;
 				err->offset = (uint32_t)(off + fault);
-				err->msg_index = index;
-				err->template_id = msg.template_id;
+				err->msg_index = (uint16_t)index;
+				err->template_id = p->msg.template_id;
 			}
 			return -EBADMSG;
-		}
-		if (mode == WALK_DELIVER) {
-			if (res == PARSE_SKIP) {
-				w->counters.messages_skipped++;
-				w->counters.reason[skip.reason]++;
-				if (w->handler.on_skip != NULL) {
-					skip.offset = (uint32_t)off;
-					skip.index = index;
-					w->handler.on_skip(w->handler.ctx, pkt, &skip);
-				}
-			} else {
-				msg.index = index;
-				w->counters.messages++;
-				if (trailing)
-					w->counters.trailing_bytes++;
-				if (msg.info->schema_version != msg.version)
-					w->counters.version_fallbacks++;
-				if (w->handler.on_message != NULL) {
-					rc = w->handler.on_message(w->handler.ctx, pkt, &msg);
-					if (rc < 0)
-						return rc;
-				}
-			}
 		}
 		off += consumed;
 		index++;
 	}
-	*count = index;
+	*count = (uint16_t)index;
+	return 0;
+}
+
+/* Deliver one checked message (or skip) to the handler. */
+static inline __attribute__((always_inline)) int
+deliver(struct mdp3_walker *w, const struct mdp3_packet *pkt, struct parsed *p, uint16_t index)
+{
+	if (__builtin_expect(p->msg.info == NULL, 0)) {
+		w->counters.messages_skipped++;
+		w->counters.reason[p->skip_reason]++;
+		if (w->handler.on_skip != NULL) {
+			struct mdp3_skip skip = {
+				.reason = (enum mdp3_reason)p->skip_reason,
+				.offset = (uint32_t)(p->msg.start - pkt->data),
+				.size = p->msg.size,
+				.block_length = p->msg.block_length,
+				.template_id = p->msg.template_id,
+				.schema_id = p->msg.schema_id,
+				.version = p->msg.version,
+				.index = index,
+			};
+
+			w->handler.on_skip(w->handler.ctx, pkt, &skip);
+		}
+		return 0;
+	}
+	p->msg.index = index;
+	w->counters.messages++;
+	if (__builtin_expect(p->trailing | p->fallback, 0)) {
+		w->counters.trailing_bytes += p->trailing;
+		w->counters.version_fallbacks += p->fallback;
+	}
+	if (w->handler.on_message != NULL)
+		return w->handler.on_message(w->handler.ctx, pkt, &p->msg);
 	return 0;
 }
 
@@ -287,8 +370,9 @@ int
 mdp3_packet_validate(const struct mdp3_dictionary *dict, const uint8_t *data, size_t length,
 		struct mdp3_error *error)
 {
-	struct mdp3_packet pkt;
+	struct mdp3__lookup_cache cache = { .valid = false };
 	uint16_t count;
+	size_t resume;
 
 	if (data == NULL && length > 0)
 		return -EINVAL;
@@ -301,9 +385,8 @@ mdp3_packet_validate(const struct mdp3_dictionary *dict, const uint8_t *data, si
 			error->reason = MDP3_REASON_SHORT_PACKET;
 		return -EBADMSG;
 	}
-	memset(&pkt, 0, sizeof(pkt));
-	return walk_messages(dict, NULL, &pkt, data, length, MDP3_PACKET_HEADER_SIZE,
-			WALK_CHECK, error, &count);
+	return check_messages(dict, &cache, data, length, MDP3_PACKET_HEADER_SIZE, NULL, error,
+			&count, &resume);
 }
 
 static int
@@ -314,13 +397,22 @@ drop(struct mdp3_walker *w)
 	return -EBADMSG;
 }
 
-/* One packet: header at data[0], messages from data[header_size]. */
-static int
+/*
+ * One packet: header at data[0], messages from data[header_size].  One
+ * checking pass keeps the views of the first WALK_BATCH messages; only then
+ * are they delivered, so a malformed packet delivers nothing.
+ */
+static inline __attribute__((always_inline)) int
 walk_one(struct mdp3_walker *w, const uint8_t *data, size_t length, size_t header_size,
 		enum mdp3_framing framing)
 {
+	struct mdp3__lookup_cache *cache = &w->cache;
+	struct parsed batch[WALK_BATCH], scratch;
 	struct mdp3_packet pkt;
 	size_t seq_at = framing == MDP3_FRAMING_TCP ? 2 : 0;
+	size_t off, resume;
+	uint32_t consumed, fault;
+	uint16_t i, n;
 	int rc;
 
 	w->counters.packets++;
@@ -330,12 +422,27 @@ walk_one(struct mdp3_walker *w, const uint8_t *data, size_t length, size_t heade
 	pkt.sending_time = mdp3__load_uint64(data + seq_at + 4);
 	pkt.framing = framing;
 	pkt.message_count = 0;
-	rc = walk_messages(w->dict, w, &pkt, data, length, header_size, WALK_CHECK,
-			&w->last_error, &pkt.message_count);
-	if (rc < 0)
+	rc = check_messages(w->dict, cache, data, length, header_size, batch, &w->last_error,
+			&pkt.message_count, &resume);
+	if (__builtin_expect(rc < 0, 0))
 		return drop(w);
-	return walk_messages(w->dict, w, &pkt, data, length, header_size, WALK_DELIVER,
-			&w->last_error, &pkt.message_count);
+	n = pkt.message_count < WALK_BATCH ? pkt.message_count : WALK_BATCH;
+	for (i = 0; i < n; i++) {
+		rc = deliver(w, &pkt, &batch[i], i);
+		if (__builtin_expect(rc < 0, 0))
+			return rc;
+	}
+	/* More than WALK_BATCH messages: the rest, checked already, parsed again. */
+	for (off = resume; i < pkt.message_count; i++) {
+		if (parse_message(w->dict, cache, data + off, length - off, &scratch, &consumed,
+					&fault) != MDP3_REASON_NONE)
+			return -EBADMSG; /* cannot happen: checked above */
+		rc = deliver(w, &pkt, &scratch, i);
+		if (rc < 0)
+			return rc;
+		off += consumed;
+	}
+	return 0;
 }
 
 int

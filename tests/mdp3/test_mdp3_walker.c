@@ -405,6 +405,109 @@ test_callback_stops_walk(void **state)
 	assert_int_equal(s.messages, 2);
 }
 
+/*
+ * A packet longer than the walker keeps views of (32 messages): pkt_v9's
+ * five messages nine times (45 messages), one made unknown past the 32nd.
+ * Every message arrives once, in order, with its index; a fault in the
+ * last message (every byte offset of a cut, a bad MsgSize) delivers nothing.
+ */
+#define LONG_REPEAT 9
+#define LONG_MESSAGES (LONG_REPEAT * 5)
+
+struct order {
+	unsigned int calls;
+	uint16_t index[LONG_MESSAGES];
+	uint16_t template_id[LONG_MESSAGES];
+	bool skipped[LONG_MESSAGES];
+};
+
+static int
+order_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
+{
+	struct order *o = ctx;
+
+	assert_true(o->calls < LONG_MESSAGES);
+	assert_int_equal(pkt->message_count, LONG_MESSAGES);
+	o->index[o->calls] = msg->index;
+	o->template_id[o->calls] = msg->template_id;
+	o->skipped[o->calls] = false;
+	o->calls++;
+	return 0;
+}
+
+static void
+order_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip)
+{
+	struct order *o = ctx;
+
+	(void)pkt;
+	assert_true(o->calls < LONG_MESSAGES);
+	o->index[o->calls] = skip->index;
+	o->template_id[o->calls] = skip->template_id;
+	o->skipped[o->calls] = true;
+	o->calls++;
+}
+
+static void
+test_packet_longer_than_batch(void **state)
+{
+	const size_t body = sizeof(pkt_v9) - MDP3_PACKET_HEADER_SIZE;
+	const size_t length = MDP3_PACKET_HEADER_SIZE + LONG_REPEAT * body;
+	const unsigned int unknown = 38; /* a template 46 (index 3 of the 8th copy) */
+	struct order o;
+	struct mdp3_handler h = { .on_message = order_message, .on_skip = order_skip, .ctx = &o };
+	struct mdp3_walker w;
+	struct mdp3_error e;
+	uint8_t *p = malloc(length), *cut;
+	size_t off, n;
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(p);
+	memcpy(p, pkt_v9, MDP3_PACKET_HEADER_SIZE);
+	for (i = 0; i < LONG_REPEAT; i++)
+		memcpy(p + MDP3_PACKET_HEADER_SIZE + i * body, pkt_v9 + MDP3_PACKET_HEADER_SIZE,
+				body);
+	off = MDP3_PACKET_HEADER_SIZE + (unknown / 5) * body + v9_offset(unknown % 5) -
+		MDP3_PACKET_HEADER_SIZE;
+	assert_int_equal(p[off + 4] | p[off + 5] << 8, 46);
+	put16(p + off + 4, 999);
+
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(mdp3_walker_init(&w, NULL, &h), 0);
+	assert_int_equal(mdp3_walk_packet(&w, p, length), 0);
+	assert_int_equal(o.calls, LONG_MESSAGES);
+	for (i = 0; i < LONG_MESSAGES; i++) {
+		assert_int_equal(o.index[i], i);
+		assert_int_equal(o.skipped[i], i == unknown);
+		assert_int_equal(o.template_id[i], i == unknown ? 999 : v9_templates[i % 5]);
+	}
+	assert_int_equal(w.counters.messages, LONG_MESSAGES - 1);
+	assert_int_equal(w.counters.messages_skipped, 1);
+	assert_int_equal(w.counters.reason[MDP3_REASON_UNKNOWN_TEMPLATE], 1);
+	assert_int_equal(mdp3_packet_validate(NULL, p, length, &e), 0);
+
+	/* Cut anywhere inside the last message: nothing at all is delivered. */
+	for (n = length - v9_sizes[4] + 1; n < length; n++) {
+		cut = exact_copy(p, n);
+		memset(&o, 0, sizeof(o));
+		assert_int_equal(mdp3_walk_packet(&w, cut, n), -EBADMSG);
+		assert_int_equal(o.calls, 0);
+		assert_int_equal(w.last_error.msg_index, LONG_MESSAGES - 1);
+		assert_int_equal(mdp3_packet_validate(NULL, cut, n, &e), -EBADMSG);
+		assert_int_equal(e.msg_index, LONG_MESSAGES - 1);
+		free(cut);
+	}
+	/* MsgSize of the last message one past the end. */
+	put16(p + length - v9_sizes[4], v9_sizes[4] + 1);
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(mdp3_walk_packet(&w, p, length), -EBADMSG);
+	assert_int_equal(o.calls, 0);
+	assert_int_equal(w.last_error.reason, MDP3_REASON_MSG_SIZE_TOO_LARGE);
+	assert_int_equal(w.last_error.offset, length - v9_sizes[4]);
+	free(p);
+}
+
 /* ---- synthetic messages (layouts from the v8/v9 schemas) ---- */
 
 /* A packet with one v8 MDIncrementalRefreshTradeSummary42 message whose entry
@@ -772,6 +875,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_group_errors),
 		cmocka_unit_test(test_tcp_frames),
 		cmocka_unit_test(test_generic_metadata),
+		cmocka_unit_test(test_packet_longer_than_batch),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);

@@ -13,6 +13,9 @@
  *              each message's template id (the floor: validation + dispatch)
  *   book       decode + book update: feed A through book_feed_apply() (no
  *              arbiter) -> walk -> RptSeq -> book updates; no events
+ *   split      the same through the stage-split API (book.h): a decoder
+ *              walker hands each message to book_feed_message() between
+ *              book_feed_packet_begin() and book_feed_packet_end()
  *   book A     feed A through the whole pipeline: arbiter (in sequence,
  *              zero copy) -> walk -> RptSeq -> book updates; no events
  *   book A+ev  the same with a book-event callback (the signal stage stub)
@@ -21,7 +24,9 @@
  * Per message and per packet figures use the messages and packets decoded
  * (one copy each), so A+B includes the cost of dropping duplicates.
  *
- * usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--json FILE]
+ * usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--capture 340|320]
+ *                   [--json FILE]
+ * (--capture and --reps 1 make a short run for valgrind --tool=callgrind.)
  * Target (issue 4): <= 40 ns per message for decode + book update.
  */
 #include <errno.h>
@@ -61,6 +66,7 @@ struct capture {
 enum arm {
 	ARM_WALK,
 	ARM_BOOK_APPLY,
+	ARM_SPLIT,
 	ARM_BOOK_A,
 	ARM_BOOK_A_EVENTS,
 	ARM_BOOK_AB,
@@ -69,7 +75,7 @@ enum arm {
 };
 
 static const char *const arm_names[ARM_COUNT] = {
-	"walk", "book", "book A", "book A+ev", "book A+B", "book A+B+ev",
+	"walk", "book", "split", "book A", "book A+ev", "book A+B", "book A+B+ev",
 };
 
 struct result {
@@ -165,6 +171,31 @@ walk_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *ms
 	return 0;
 }
 
+/* The decoder stage of the split arm: hands each message to the book stage. */
+struct split_decoder {
+	struct book_feed *feed;
+	struct book_packet_ctx pc;
+};
+
+static int
+split_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
+{
+	struct split_decoder *d = ctx;
+
+	(void)pkt;
+	return book_feed_message(d->feed, &d->pc, msg);
+}
+
+static void
+split_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip)
+{
+	struct split_decoder *d = ctx;
+
+	(void)pkt;
+	(void)skip;
+	book_feed_message(d->feed, &d->pc, NULL);
+}
+
 static void
 on_event(void *ctx, const struct book_event *e)
 {
@@ -180,6 +211,8 @@ one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *mess
 {
 	struct book_feed_config c = { .max_instruments = 1024 };
 	struct mdp3_handler h = { .on_message = walk_message, .ctx = check };
+	struct split_decoder sd;
+	struct mdp3_handler sh = { .on_message = split_message, .on_skip = split_skip, .ctx = &sd };
 	bool both = arm == ARM_BOOK_AB || arm == ARM_BOOK_AB_EVENTS;
 	struct book_feed *feed = NULL;
 	struct mdp3_walker w;
@@ -198,6 +231,8 @@ one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *mess
 			fprintf(stderr, "bench_feed: book_feed_create: %s\n", strerror(errno));
 			exit(1);
 		}
+		sd.feed = feed;
+		mdp3_walker_init(&w, NULL, &sh);
 	}
 	t0 = now_ns();
 	if (arm == ARM_WALK) {
@@ -205,6 +240,17 @@ one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *mess
 			if (cap->d[i].feed == MDP3_FEED_A)
 				mdp3_walk_packet(&w, cap->bytes + cap->d[i].offset,
 						cap->d[i].length);
+	} else if (arm == ARM_SPLIT) {
+		for (i = 0; i < cap->n; i++) {
+			const struct dgram *d = &cap->d[i];
+			const uint8_t *data = cap->bytes + d->offset;
+
+			if (d->feed != MDP3_FEED_A)
+				continue;
+			book_feed_packet_begin(feed, MDP3_FEED_A, data, d->length, d->time_ns,
+					&sd.pc);
+			book_feed_packet_end(feed, &sd.pc, mdp3_walk_packet(&w, data, d->length));
+		}
 	} else if (arm == ARM_BOOK_APPLY) {
 		for (i = 0; i < cap->n; i++)
 			if (cap->d[i].feed == MDP3_FEED_A)
@@ -268,6 +314,7 @@ usage(FILE *f)
 		"  --cpu N      pin to this CPU (default: the last one)\n"
 		"  --reps R     repetitions per arm (default 31, at most %d)\n"
 		"  --arm NAME   run only this arm (and walk): \"book A\", \"book A+B\" ...\n"
+		"  --capture C  run only channel C's capture: 340 (v6) or 320 (v8)\n"
 		"  --json FILE  also write the results as JSON (default bench_feed.json)\n",
 		MAX_REPS);
 }
@@ -281,6 +328,7 @@ main(int argc, char **argv)
 		{ "reps", required_argument, NULL, 'r' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "arm", required_argument, NULL, 'a' },
+		{ "capture", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -288,6 +336,7 @@ main(int argc, char **argv)
 	static struct result res[2][ARM_COUNT];
 	const char *data = TW_BENCH_CME_DATA, *json = "bench_feed.json";
 	unsigned int reps = 31, r, k, a, only = ARM_COUNT;
+	int only_capture = -1;
 	long cpu = -1;
 	cpu_set_t set;
 	FILE *jf;
@@ -316,6 +365,16 @@ main(int argc, char **argv)
 				if (strcmp(optarg, arm_names[only]) == 0)
 					break;
 			if (only == ARM_COUNT) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'C':
+			if (strcmp(optarg, "340") == 0) {
+				only_capture = 0;
+			} else if (strcmp(optarg, "320") == 0) {
+				only_capture = 1;
+			} else {
 				usage(stderr);
 				return 2;
 			}
@@ -351,6 +410,8 @@ main(int argc, char **argv)
 	for (k = 0; k < 2; k++) {
 		uint64_t check = 0, msgs, pkts;
 
+		if (only_capture >= 0 && (int)k != only_capture)
+			continue;
 		printf("\n%s: %" PRIu64 " packets, %" PRIu64 " messages per feed "
 				"(%.2f per packet)\n", caps[k].name, caps[k].packets_a,
 				caps[k].messages_a,
