@@ -73,12 +73,18 @@ struct act_msg {
 	uint32_t reply_cap_;       /**< sync: capacity of reply_buf_ */
 	uint32_t reply_len_;       /**< sync: bytes written into reply_buf_ */
 
-	/* instrumentation only: values depend on the delivery mode */
-	uint32_t qdepth;           /**< mailbox depth seen at enqueue (0 for sync) */
-	uint8_t mailbox_was_empty; /**< 1 if the mailbox was empty at enqueue */
+	/*
+	 * instrumentation only: values depend on the delivery mode. qdepth,
+	 * mailbox_was_empty and enqueue_tsc are stamped by act_send() only
+	 * when the receiving group's instrumentation is on
+	 * (act_group_opts::instrument, act_group_set_instrument()); they are
+	 * 0 otherwise, and always 0 for synchronous delivery.
+	 */
+	uint32_t qdepth;           /**< mailbox depth at enqueue (0: sync, not instrumented) */
+	uint8_t mailbox_was_empty; /**< 1 if the mailbox was empty at enqueue (instrumented) */
 	uint8_t pad_[3];
 	struct act_actor *dest;    /**< destination actor */
-	uint64_t enqueue_tsc;      /**< TSC at enqueue (0 for sync) */
+	uint64_t enqueue_tsc;      /**< TSC at enqueue (0: sync, or not instrumented) */
 
 	_Alignas(16) unsigned char payload[];
 };
@@ -207,6 +213,15 @@ struct act_group_opts {
 	 */
 	uint64_t (*clock)(void *clock_ctx);
 	void *clock_ctx;
+	/**
+	 * Per-send instrumentation, off by default: when true, every
+	 * asynchronous send into this mailbox stamps act_msg::qdepth,
+	 * act_msg::mailbox_was_empty and act_msg::enqueue_tsc, and
+	 * act_mailbox_stats::max_depth is maintained. It costs a read of the
+	 * consumer's queue index (a cache line written by another thread) and
+	 * an rdtsc per send. Also act_group_set_instrument().
+	 */
+	bool instrument;
 };
 
 /** Mailbox counters. Read at any time; values are individually consistent. */
@@ -216,7 +231,7 @@ struct act_mailbox_stats {
 	uint64_t full_fails;   /**< -EAGAIN returns (FAIL policy, or BLOCK from own thread) */
 	uint64_t dropped;      /**< DROP_NEWEST drops */
 	uint64_t blocked;      /**< times a producer waited for space */
-	uint64_t max_depth;    /**< largest depth seen at enqueue */
+	uint64_t max_depth;    /**< largest depth seen at enqueue; 0 unless instrumented */
 	uint64_t discarded;    /**< left in the mailbox at destroy */
 };
 
@@ -268,6 +283,18 @@ int act_group_drain(struct act_group *g);
  * NULL is ignored.
  */
 void act_group_destroy(struct act_group *g);
+
+/**
+ * Turn the per-send instrumentation of @p g's mailbox on or off (see
+ * act_group_opts::instrument). Any thread, at any time; sends that start
+ * after the call observe it. Latency studies that read act_msg::qdepth
+ * (the appliance's qlen) or act_msg::enqueue_tsc need it on; with it off
+ * those fields read 0 in handlers and max_depth stays 0.
+ */
+void act_group_set_instrument(struct act_group *g, bool on);
+
+/** Whether @p g's mailbox instrumentation is on. Any thread. */
+bool act_group_instrumented(const struct act_group *g);
 
 /** Mailbox counters of a group. Any thread. */
 void act_group_mailbox_stats(const struct act_group *g, struct act_mailbox_stats *st);

@@ -21,6 +21,17 @@
 #define act__likely(x) __builtin_expect(!!(x), 1)
 #define act__unlikely(x) __builtin_expect(!!(x), 0)
 
+/*
+ * Thread-local storage of the runtime. lib/actor is a static library linked
+ * into executables, so the initial-exec model is always valid; it turns
+ * every access into one %fs-relative load. Under -fPIC (meson's default for
+ * static libraries) the default model is global-dynamic: a __tls_get_addr
+ * call that the linker later relaxes, but that the compiler has already
+ * treated as a call clobbering every caller-saved register (callgrind:
+ * act_fast_send to a group-private actor, 122 -> 114 instructions a call).
+ */
+#define ACT__TLS __thread __attribute__((tls_model("initial-exec")))
+
 #define ACT__CACHE_LINE 64
 #define act__cache_aligned _Alignas(ACT__CACHE_LINE)
 
@@ -75,7 +86,7 @@ static inline void act__futex_wake(_Atomic uint32_t *word, int count)
  * act_thread_alloc_count() to prove the synchronous path allocates nothing.
  * A plain thread-local: only its own thread writes or reads it.
  */
-extern __thread uint64_t act__tls_alloc_count;
+extern ACT__TLS uint64_t act__tls_alloc_count;
 
 static inline void act__count_alloc(void)
 {

@@ -203,7 +203,7 @@ uint32_t act__sh_depth_except(const struct act__sharded *sh, const struct act__l
  * thread's first push (0 = not yet assigned). One definition in queue.c so
  * a thread keeps its lane whichever file pushes.
  */
-extern __thread uint32_t act__queue_tls_lane_ticket;
+extern ACT__TLS uint32_t act__queue_tls_lane_ticket;
 
 /* ------------------------------------------------------------------------ */
 /* Hot path                                                                 */

@@ -8,6 +8,21 @@
  * with the owner in the word). Uncontended acquire is one CAS, release one
  * exchange; a futex wake only when WAITERS was set.
  *
+ * Why the release is an exchange and not a plain store-release (which x86
+ * TSO would allow for the unlock itself, ~6 ns cheaper here): a sleeper
+ * sets WAITERS with a CAS while the lock is held, and the owner must learn
+ * of it atomically with freeing the word. A plain store of 0 can overwrite a
+ * WAITERS bit set after the owner's last read, and nobody wakes the sleeper
+ * (only the 50 ms futex timeout would). "Store 0, full fence, load a
+ * separate waiter count" is correct but the fence costs what the exchange
+ * costs. The cheap correct variant is an asymmetric Dekker: the owner
+ * stores 0 and reads a waiter count with a compiler barrier only; every
+ * sleeper increments the count and issues membarrier(PRIVATE_EXPEDITED)
+ * before its last check of the word. Not adopted yet: it needs a stress
+ * test that detects a lost wake-up despite the futex timeout, and a
+ * membarrier per sleep is an IPI (a VM exit in a guest) on every CPU
+ * running this process. See tests/perf/RESULTS.md.
+ *
  * Cycle detection (same thread). Before any lock is taken, the target is
  * looked up in this thread's call chain (a thread-local array, no shared
  * state). Conservative policy: the actor alone is the key. Permissive
@@ -26,6 +41,12 @@
  *
  * Group-private actors take no lock: only their group's thread may deliver
  * to them, checked with a plain load of the group's bound thread.
+ *
+ * Fast path. Every member of the fast_send family inlines fast_send_fast():
+ * the checks, the chain scan, the reply context, the chain push, the handler
+ * call and, for a lockable receiver, one CAS and the release, with no call
+ * but the handler's. Anything else goes to fast_send_general() before any
+ * shared side effect.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,15 +387,43 @@ static inline void run_handler(struct act__thread *t, struct act_actor *to, stru
 	t->depth--;
 }
 
+/* Write the synchronous delivery context into @m (receiver transparency and
+ * unified reply: act_reply() routes by it). */
+static inline __attribute__((always_inline)) void
+sync_context(struct act_msg *m, struct act_actor *to, struct act_actor *sender, void *reply,
+	     uint32_t reply_cap, uint32_t extra_flags)
+{
+	m->flags_ = (m->flags_ & (ACT__F_POOLED | ACT__F_CLASS_MASK)) | ACT__F_SYNC | extra_flags;
+	m->sender = sender;
+	m->reply_buf_ = reply;
+	m->reply_cap_ = reply_cap;
+	m->reply_len_ = 0;
+	m->dest = to;
+	m->qdepth = 0;
+	m->mailbox_was_empty = 0;
+	m->enqueue_tsc = 0;
+}
+
+static inline int sync_result(const struct act_msg *m)
+{
+	if (act__unlikely(m->flags_ & ACT__F_TRUNC))
+		return -EMSGSIZE;
+	return (int)m->reply_len_;
+}
+
 /*
- * The synchronous path shared by the family. On a held lock: wait per
- * @wait, or return -EBUSY for ACT_WAIT_NONE. Allocates nothing.
+ * The general synchronous path shared by the family: every check, the
+ * permissive re-entry, the contended wait, the error counters. On a held
+ * lock: wait per @wait, or return -EBUSY for ACT_WAIT_NONE. Allocates
+ * nothing. Out of line: the common cases take fast_send_fast() below and
+ * come here only for what it does not handle, before any shared side
+ * effect (the context it may have written into the caller's own message is
+ * rewritten here).
  */
-/* always_inline: at -O2 GCC keeps this out of line, which costs two frames
- * and six register saves per call (measured: private fast_send 8.2 -> 5.8 ns). */
-static inline __attribute__((always_inline)) int fast_send_common(struct act_actor *to, struct act_msg *m, void *reply,
-				   uint32_t reply_cap, enum act_wait wait, unsigned flags,
-				   uint32_t extra_flags)
+static __attribute__((noinline)) int fast_send_general(struct act_actor *to, struct act_msg *m,
+							void *reply, uint32_t reply_cap,
+							enum act_wait wait, unsigned flags,
+							uint32_t extra_flags)
 {
 	struct act__thread *t = act__self_thread();
 	bool held;
@@ -410,45 +459,102 @@ static inline __attribute__((always_inline)) int fast_send_common(struct act_act
 		locked = true;
 	}
 
-	m->flags_ = (m->flags_ & (ACT__F_POOLED | ACT__F_CLASS_MASK)) | ACT__F_SYNC | extra_flags;
-	m->sender = chain_top(t);
-	m->reply_buf_ = reply;
-	m->reply_cap_ = reply_cap;
-	m->reply_len_ = 0;
-	m->dest = to;
-	m->qdepth = 0;
-	m->mailbox_was_empty = 0;
-	m->enqueue_tsc = 0;
-
+	sync_context(m, to, chain_top(t), reply, reply_cap, extra_flags);
 	run_handler(t, to, m);
 	act__stat_inc_owned(&to->sync_completions);
 	if (locked)
 		lock_release(to);
+	return sync_result(m);
+}
 
-	if (act__unlikely(m->flags_ & ACT__F_TRUNC))
-		return -EMSGSIZE;
-	return (int)m->reply_len_;
+/*
+ * The common case, inlined into every entry point: a running receiver with
+ * a handler for the type, not on this thread's call chain, and either
+ * group-private to a group this thread runs (no lock, no atomic: the bound
+ * thread is the only one that ever runs its handlers) or lockable with its
+ * lock free (one CAS). Everything else - a registration, a cycle or a
+ * permissive re-entry, a foreign thread, a held lock, an error - goes to
+ * fast_send_general() before any shared side effect (no lock taken, no
+ * chain entry, no counter), so it sees the call afresh.
+ * Only this thread reads or writes its chain, hence the plain accesses.
+ */
+static inline __attribute__((always_inline)) int
+fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t reply_cap,
+	       enum act_wait wait, unsigned flags, uint32_t extra_flags)
+{
+	struct act__thread *t = &act__tls_thread;
+	uint32_t type = m->type;
+	uint32_t depth = t->depth;
+	act_handler_fn fn;
+	uint32_t i;
+
+	if (act__unlikely(atomic_load_explicit(&to->state, memory_order_relaxed) !=
+				  ACT__ACTOR_RUNNING ||
+			  type >= to->handler_count || depth >= ACT_CHAIN_MAX))
+		goto general;
+	fn = to->handlers[type];
+	if (act__unlikely(fn == NULL))
+		goto general;
+	/* Cycle check: chain membership, on this thread's own array. */
+	for (i = 0; i < depth; i++)
+		if (act__unlikely(t->chain[i].actor == to))
+			goto general;
+	/* The context goes into the caller's own message, so it needs no lock:
+	 * written before the acquire, it stays out of the critical section. If
+	 * the fast path gives up below, fast_send_general() rewrites it. */
+	sync_context(m, to, depth != 0 ? t->chain[depth - 1].actor : NULL, reply, reply_cap,
+		     extra_flags);
+	if (act__likely(to->group_private)) {
+		/* A thread is bound only after it registered, so t->id != 0 here. */
+		const struct act__thread *bound =
+			atomic_load_explicit(&to->group->bound, memory_order_relaxed);
+
+		if (act__unlikely(bound != t))
+			goto general;
+	} else {
+		uint32_t expected = 0;
+
+		/* seq_cst: as lock_try() (pairs with the release in lock_release()). */
+		if (act__unlikely(t->id == 0 ||
+				  !atomic_compare_exchange_strong_explicit(
+					  &to->lock, &expected, t->id, memory_order_seq_cst,
+					  memory_order_relaxed)))
+			goto general;
+	}
+	/* Critical section (lockable): the chain push, the handler, the
+	 * completion counter (single writer: the lock holder), the release. */
+	t->chain[depth].actor = to;
+	t->chain[depth].type = type;
+	t->depth = depth + 1;
+	fn(to, to->state_ptr, m);
+	t->depth--;
+	act__stat_inc_owned(&to->sync_completions);
+	if (!to->group_private)
+		lock_release(to);
+	return sync_result(m);
+general:
+	return fast_send_general(to, m, reply, reply_cap, wait, flags, extra_flags);
 }
 
 int act_fast_send(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap)
 {
-	return fast_send_common(to, req, reply, reply_cap, ACT_WAIT_SLEEP, 0, 0);
+	return fast_send_fast(to, req, reply, reply_cap, ACT_WAIT_SLEEP, 0, 0);
 }
 
 int act_fast_send_spin(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap)
 {
-	return fast_send_common(to, req, reply, reply_cap, ACT_WAIT_SPIN, 0, 0);
+	return fast_send_fast(to, req, reply, reply_cap, ACT_WAIT_SPIN, 0, 0);
 }
 
 int act_fast_send_adaptive(struct act_actor *to, struct act_msg *req, void *reply,
 			   uint32_t reply_cap)
 {
-	return fast_send_common(to, req, reply, reply_cap, ACT_WAIT_ADAPTIVE, 0, 0);
+	return fast_send_fast(to, req, reply, reply_cap, ACT_WAIT_ADAPTIVE, 0, 0);
 }
 
 int act_fast_send_x(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap)
 {
-	return fast_send_common(to, req, reply, reply_cap, ACT_WAIT_NONE, 0, 0);
+	return fast_send_fast(to, req, reply, reply_cap, ACT_WAIT_NONE, 0, 0);
 }
 
 int act_fast_send_opt(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap,
@@ -458,7 +564,7 @@ int act_fast_send_opt(struct act_actor *to, struct act_msg *req, void *reply, ui
 			  (flags & (ACT_CALL_CONSERVATIVE | ACT_CALL_PERMISSIVE)) ==
 				  (ACT_CALL_CONSERVATIVE | ACT_CALL_PERMISSIVE)))
 		return -EINVAL;
-	return fast_send_common(to, req, reply, reply_cap, wait, flags, 0);
+	return fast_send_fast(to, req, reply, reply_cap, wait, flags, 0);
 }
 
 int act_send(struct act_actor *to, struct act_msg *m)
@@ -507,7 +613,7 @@ int act_send_copy(struct act_actor *to, uint32_t type, const void *payload, uint
 int act_fast_send_void(struct act_actor *to, struct act_msg *req)
 {
 	struct act_msg *copy;
-	int rc = fast_send_common(to, req, NULL, 0, ACT_WAIT_NONE, 0, ACT__F_VOID);
+	int rc = fast_send_fast(to, req, NULL, 0, ACT_WAIT_NONE, 0, ACT__F_VOID);
 
 	if (rc >= 0)
 		return 0;
@@ -564,6 +670,44 @@ void act__deliver_async(struct act_group *g, struct act_msg *m)
 /* Reply                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Copy a reply of @len bytes. Replies are mostly a few words: up to 32 bytes
+ * are moved with two overlapping fixed-size copies each (inline loads and
+ * stores) instead of a call to memcpy, whose size dispatch costs more than
+ * the copy (measured: fast_send round trip with a 24-byte reply, see
+ * tests/perf/RESULTS.md).
+ */
+static inline void reply_copy(void *dst, const void *src, uint32_t len)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	if (len >= 16 && len <= 32) {
+		unsigned char a[16], b[16];
+
+		memcpy(a, s, 16);
+		memcpy(b, s + len - 16, 16);
+		memcpy(d, a, 16);
+		memcpy(d + len - 16, b, 16);
+	} else if (len >= 8 && len < 16) {
+		uint64_t a, b;
+
+		memcpy(&a, s, 8);
+		memcpy(&b, s + len - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + len - 8, &b, 8);
+	} else if (len >= 4 && len < 8) {
+		uint32_t a, b;
+
+		memcpy(&a, s, 4);
+		memcpy(&b, s + len - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + len - 4, &b, 4);
+	} else if (len != 0) {
+		memcpy(d, s, len);
+	}
+}
+
 static inline int reply_sync(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
 {
 	m->flags_ |= ACT__F_REPLIED;
@@ -573,8 +717,7 @@ static inline int reply_sync(struct act_msg *m, uint32_t type, const void *data,
 		m->flags_ |= ACT__F_TRUNC;
 		return -EMSGSIZE;
 	}
-	if (len != 0)
-		memcpy(m->reply_buf_, data, len);
+	reply_copy(m->reply_buf_, data, len);
 	m->reply_len_ = len;
 	m->reply_type_ = type;
 	return 0;

@@ -43,7 +43,7 @@ struct act__thread {
 	struct act_chain_entry last_cycle[ACT_CHAIN_MAX + 1];
 };
 
-extern __thread struct act__thread act__tls_thread;
+extern ACT__TLS struct act__thread act__tls_thread;
 extern _Atomic(struct act__thread *) act__threads[ACT__MAX_THREADS];
 
 void act__thread_register(struct act__thread *t);
@@ -108,6 +108,8 @@ enum act__group_state {
 struct act_group {
 	struct act__queue queue;
 	enum act_overflow overflow;
+	/* act_group_set_instrument(): relaxed, read by every send */
+	_Atomic bool instrument;
 	uint32_t batch;
 	uint32_t spin;
 	int cpu;

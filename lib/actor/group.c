@@ -47,6 +47,7 @@ struct act_group *act_group_create(const struct act_group_opts *o)
 		return NULL;
 	}
 	g->overflow = o->overflow;
+	atomic_init(&g->instrument, o->instrument);
 	g->batch = o->batch != 0 ? o->batch : 64;
 	g->spin = o->spin;
 	g->cpu = o->cpu;
@@ -209,16 +210,24 @@ int act__group_enqueue(struct act_group *g, struct act_msg *m)
 	bool own_thread = atomic_load_explicit(&g->bound, memory_order_relaxed) ==
 			  &act__tls_thread;
 	bool block = g->overflow == ACT_OVERFLOW_BLOCK && !own_thread;
+	/* relaxed: a switch, not a publication; later sends see it eventually */
+	bool instrument = atomic_load_explicit(&g->instrument, memory_order_relaxed);
+	uint32_t depth = 0;
 	int rc;
 
-	uint32_t depth = act__queue_count(&g->queue);
-
-	/* Instrumentation is written before the push: once pushed, the
-	 * consumer may already have run and freed the message. The depth is
-	 * the count just before, which concurrent producers may change. */
-	m->qdepth = depth;
-	m->mailbox_was_empty = depth == 0;
-	m->enqueue_tsc = act__rdtsc();
+	if (act__unlikely(instrument)) {
+		/* Written before the push: once pushed, the consumer may already
+		 * have run and freed the message. The depth is the count just
+		 * before, which concurrent producers may change. */
+		depth = act__queue_count(&g->queue);
+		m->qdepth = depth;
+		m->mailbox_was_empty = depth == 0;
+		m->enqueue_tsc = act__rdtsc();
+	} else {
+		m->qdepth = 0;
+		m->mailbox_was_empty = 0;
+		m->enqueue_tsc = 0;
+	}
 	/* Only a blocking push can report a wait; without info the sharded
 	 * queue skips summing the depth of every lane. */
 	rc = act__queue_push(&g->queue, m, block, block ? &info : NULL);
@@ -234,9 +243,20 @@ int act__group_enqueue(struct act_group *g, struct act_msg *m)
 	}
 	if (act__unlikely(info.waited))
 		act__stat_inc_shared(&g->blocked);
-	if (act__unlikely(depth + 1 > atomic_load_explicit(&g->max_depth, memory_order_relaxed)))
+	if (act__unlikely(instrument) &&
+	    depth + 1 > atomic_load_explicit(&g->max_depth, memory_order_relaxed))
 		atomic_store_explicit(&g->max_depth, depth + 1, memory_order_relaxed);
 	return 0;
+}
+
+void act_group_set_instrument(struct act_group *g, bool on)
+{
+	atomic_store_explicit(&g->instrument, on, memory_order_relaxed);
+}
+
+bool act_group_instrumented(const struct act_group *g)
+{
+	return atomic_load_explicit(&g->instrument, memory_order_relaxed);
 }
 
 void act_group_mailbox_stats(const struct act_group *g, struct act_mailbox_stats *st)

@@ -168,8 +168,8 @@ struct tls_slot {
 	struct act__pool_cache *cache;
 };
 
-static __thread struct tls_slot tls_slots[ACT__POOL_MAX_POOLS];
-static __thread bool tls_key_set;
+static ACT__TLS struct tls_slot tls_slots[ACT__POOL_MAX_POOLS];
+static ACT__TLS bool tls_key_set;
 
 /*
  * Live pools by id. The lock orders pool destruction against the flush a

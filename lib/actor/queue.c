@@ -133,7 +133,7 @@
 
 #include "act_queue_pvt.h"
 
-__thread uint32_t act__queue_tls_lane_ticket;
+ACT__TLS uint32_t act__queue_tls_lane_ticket;
 
 /* relaxed: only uniqueness of the returned tickets matters */
 static _Atomic uint32_t lane_ticket_counter;

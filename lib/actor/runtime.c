@@ -15,8 +15,8 @@
 
 #include "actor_pvt.h"
 
-__thread uint64_t act__tls_alloc_count;
-__thread struct act__thread act__tls_thread;
+ACT__TLS uint64_t act__tls_alloc_count;
+ACT__TLS struct act__thread act__tls_thread;
 _Atomic(struct act__thread *) act__threads[ACT__MAX_THREADS];
 
 #define ACT__CLASS_COUNT 4

@@ -257,7 +257,7 @@ void bench_report_print_summary(void);
  * One operation each, all doing the same handler body (a few integer
  * operations on the state, through a function the compiler cannot see
  * into), except EMPTY (nothing) and RDTSC (one TSC read, what the runtime
- * pays per act_send to stamp enqueue_tsc).
+ * pays per act_send to stamp enqueue_tsc when the group is instrumented).
  */
 enum bench_arm {
 	BENCH_ARM_EMPTY,
@@ -268,6 +268,7 @@ enum bench_arm {
 	BENCH_ARM_FAST_LOCKABLE,   /* act_fast_send to a lockable actor */
 	BENCH_ARM_SEND_BQUEUE,     /* alloc + act_send + act_group_step(1), bqueue */
 	BENCH_ARM_SEND_LOCKFREE,   /* the same through a lockfree mailbox */
+	BENCH_ARM_SEND_BQUEUE_INSTR, /* SEND_BQUEUE with the mailbox instrumentation on */
 	BENCH_ARM_RAW_LOCK_XCHG,   /* CAS lock + call via the table + exchange release */
 	BENCH_ARM_RAW_LOCK_STORE,  /* CAS lock + call via the table + store release */
 	BENCH_ARM_RDTSC,

@@ -42,9 +42,11 @@ struct disp_ctx {
 	uint8_t *random_index; /* 0..7 */
 	struct act_group *group;          /* bound to the main thread, bqueue */
 	struct act_group *group_lockfree; /* bound to the main thread, lockfree */
+	struct act_group *group_instr;    /* bound, bqueue, instrumentation on */
 	struct act_actor *private_actor;
 	struct act_actor *lockable_actor;
 	struct act_actor *private_lockfree;
+	struct act_actor *private_instr;
 	uint64_t errors;
 	/* The raw baseline's lock word, alone on its line like an actor's. */
 	_Alignas(64) _Atomic uint32_t raw_lock;
@@ -63,6 +65,7 @@ static const char *const arm_names[BENCH_ARM_COUNT_] = {
 	[BENCH_ARM_FAST_LOCKABLE] = "fast_send, lockable actor",
 	[BENCH_ARM_SEND_BQUEUE] = "send + dispatch, group mailbox (bqueue)",
 	[BENCH_ARM_SEND_LOCKFREE] = "send + dispatch, group mailbox (lockfree)",
+	[BENCH_ARM_SEND_BQUEUE_INSTR] = "send + dispatch, bqueue, instrumented",
 	[BENCH_ARM_RAW_LOCK_XCHG] = "raw CAS lock + call + xchg release",
 	[BENCH_ARM_RAW_LOCK_STORE] = "raw CAS lock + call + store release",
 	[BENCH_ARM_RDTSC] = "one rdtsc (no work)",
@@ -163,6 +166,9 @@ static void disp_setup(struct disp_ctx *c)
 	c->private_actor = make_actor("private", c->group, true);
 	c->lockable_actor = make_actor("lockable", c->group, false);
 	c->private_lockfree = make_actor("private_lf", c->group_lockfree, true);
+	c->group_instr = make_bound_group("disp_instr", ACT_QUEUE_BQUEUE);
+	act_group_set_instrument(c->group_instr, true);
+	c->private_instr = make_actor("private_instr", c->group_instr, true);
 }
 
 /* Mailbox arm: what a same-thread asynchronous delivery costs. */
@@ -228,6 +234,9 @@ BENCH_INLINE void disp_op(struct disp_ctx *c, enum bench_arm arm, struct act_msg
 	case BENCH_ARM_SEND_LOCKFREE:
 		disp_send(c, c->private_lockfree, c->group_lockfree, i);
 		break;
+	case BENCH_ARM_SEND_BQUEUE_INSTR:
+		disp_send(c, c->private_instr, c->group_instr, i);
+		break;
 	case BENCH_ARM_RAW_LOCK_XCHG:
 		disp_raw_lock(c, m, false);
 		break;
@@ -280,6 +289,7 @@ static __attribute__((noinline)) uint64_t disp_run(struct disp_ctx *c, enum benc
 		DISP_CASE(BENCH_ARM_FAST_LOCKABLE);
 		DISP_CASE(BENCH_ARM_SEND_BQUEUE);
 		DISP_CASE(BENCH_ARM_SEND_LOCKFREE);
+		DISP_CASE(BENCH_ARM_SEND_BQUEUE_INSTR);
 		DISP_CASE(BENCH_ARM_RAW_LOCK_XCHG);
 		DISP_CASE(BENCH_ARM_RAW_LOCK_STORE);
 		DISP_CASE(BENCH_ARM_RDTSC);
@@ -367,6 +377,7 @@ void bench_table1_dispatch(void)
 		BENCH_ARM_FAST_LOCKABLE,
 		BENCH_ARM_SEND_BQUEUE,
 		BENCH_ARM_SEND_LOCKFREE,
+		BENCH_ARM_SEND_BQUEUE_INSTR,
 		BENCH_ARM_RAW_LOCK_XCHG,
 		BENCH_ARM_RDTSC,
 	};
@@ -400,9 +411,14 @@ void bench_table1_dispatch(void)
 		   "%u-byte payload, xor-multiply-add and a counter on the state", 8u);
 	bench_note(t, "send + dispatch = act_msg_alloc + act_send + act_group_step(g, 1) to a "
 		   "group-private actor on the group's own thread");
+	bench_note(t, "send + dispatch, instrumented / not (bqueue, paired by round): %.2f",
+		   bench_paired_ratio(&res[8], &res[6]));
+	bench_note(t, "instrumented: the group's per-send instrumentation on "
+		   "(act_group_set_instrument: qdepth, mailbox_was_empty, enqueue_tsc, "
+		   "max_depth); off by default, so the other mailbox rows do not pay it");
 	bench_note(t, "reference rows: a bare CAS lock + indirect call + exchange release (the "
-		   "floor of any lockable dispatch), and one rdtsc, which every act_send pays "
-		   "for enqueue_tsc");
+		   "floor of any lockable dispatch), and one rdtsc, which an instrumented "
+		   "act_send pays for enqueue_tsc");
 	bench_note(t, "per-sample columns include ~%.0f ns of timer overhead and a %.0f ns "
 		   "step; compare the amortized column", bench_clock.pair_ns,
 		   bench_clock.step_ns);

@@ -150,8 +150,23 @@ static void instrumentation_fields(void **unused)
 	struct act_group *g = fx_group(ACT_QUEUE_LOCKFREE, ACT_OVERFLOW_FAIL, 16);
 	struct st s = {0};
 	struct act_actor *a = fx_actor("a", g, handlers, T_COUNT, &s, false);
+	struct act_mailbox_stats ms;
 
 	(void)unused;
+	/* off by default: the send stamps nothing */
+	assert_false(act_group_instrumented(g));
+	fx_send_int(a, T_LOG, 0);
+	fx_send_int(a, T_LOG, 0);
+	assert_int_equal(act_group_step(g, 2), 2);
+	assert_int_equal(s.seen.qdepth, 0);
+	assert_int_equal(s.seen.mailbox_was_empty, 0);
+	assert_int_equal(s.seen.enqueue_tsc, 0);
+	assert_ptr_equal(s.seen.dest, a);
+	act_group_mailbox_stats(g, &ms);
+	assert_int_equal(ms.max_depth, 0);
+
+	act_group_set_instrument(g, true);
+	assert_true(act_group_instrumented(g));
 	fx_send_int(a, T_LOG, 1);
 	fx_send_int(a, T_LOG, 2);
 	assert_int_equal(act_group_step(g, 1), 1);
@@ -163,6 +178,8 @@ static void instrumentation_fields(void **unused)
 	assert_int_equal(act_group_step(g, 1), 1);
 	assert_int_equal(s.seen.qdepth, 1);
 	assert_int_equal(s.seen.mailbox_was_empty, 0);
+	act_group_mailbox_stats(g, &ms);
+	assert_int_equal(ms.max_depth, 2);
 
 	ACT_STACK_MSG(req, int);
 	act_msg_init(&req.hdr, T_LOG, sizeof(int));
@@ -171,6 +188,14 @@ static void instrumentation_fields(void **unused)
 	assert_int_equal(s.seen.qdepth, 0);
 	assert_int_equal(s.seen.enqueue_tsc, 0);
 	assert_ptr_equal(s.seen.dest, a);
+
+	/* and off again */
+	act_group_set_instrument(g, false);
+	fx_send_int(a, T_LOG, 4);
+	fx_send_int(a, T_LOG, 5);
+	assert_int_equal(act_group_step(g, 2), 2);
+	assert_int_equal(s.seen.qdepth, 0);
+	assert_int_equal(s.seen.enqueue_tsc, 0);
 	act_actor_stop(a);
 	act_actor_destroy(a);
 	act_group_destroy(g);
@@ -187,6 +212,7 @@ static void overflow_fail_and_drop(void **unused)
 	struct act_msg *m;
 
 	(void)unused;
+	act_group_set_instrument(gd, true); /* max_depth is kept only when instrumented */
 	fx_send_int(af, T_LOG, 1);
 	fx_send_int(af, T_LOG, 2);
 	m = act_msg_alloc(T_LOG, sizeof(int));
