@@ -170,7 +170,8 @@ deliver(struct replay *r, struct tw_chain *chain, const struct input *in)
 		struct tw_rx rx = {
 			.payload = l4.payload, .length = l4.payload_length,
 			.side = f->side == TW_CFG_SIDE_B ? TW_SIDE_B : TW_SIDE_A,
-			.stream = (uint8_t)f->kind, .t0 = mono_ns(), .rx_ns = fr->time_ns,
+			.stream = (uint8_t)f->kind, .channel = f->channel, .t0 = mono_ns(),
+			.rx_ns = fr->time_ns,
 		};
 		r->passed++;
 		tw_chain_rx_direct(chain, &rx);
@@ -270,17 +271,9 @@ main(int argc, char **argv)
 	o.order_mailbox.cpu = -1;
 	o.order_mailbox.capacity = r.cfg->signal_to_order_out.capacity;
 	o.order_mailbox.overflow = ACT_OVERFLOW_FAIL;
-	o.gap_wait_packets = r.cfg->arbitration.gap_wait_packets;
-	o.gap_wait_us = r.cfg->arbitration.gap_wait_us;
-	o.strategy_enabled = r.cfg->strategy.enabled;
-	o.strategy.n_instruments = r.cfg->strategy.n_instruments;
-	for (uint32_t i = 0; i < r.cfg->strategy.n_instruments &&
-			     i < TW_STRATEGY_MAX_INSTRUMENTS; i++)
-		o.strategy.instruments[i] = r.cfg->strategy.instruments[i];
-	o.strategy.ratio_numerator = r.cfg->strategy.imbalance_numerator;
-	o.strategy.ratio_denominator = r.cfg->strategy.imbalance_denominator;
-	o.strategy.order_qty = r.cfg->strategy.order_qty;
-	o.strategy.max_orders = r.cfg->strategy.max_orders;
+	/* the latency records carry the mailbox depth at the hand-off */
+	o.decode_mailbox.instrument = true;
+	tw_chain_opts_from_cfg(&o, r.cfg);  /* arbitration, recovery, books, channels, strategy */
 	o.order_sink = order_sink;
 	o.order_sink_ctx = &r;
 	o.ticks = mono_ns;

@@ -5,6 +5,8 @@
  *
  *   tickwire [EAL args] -- --ports FILE --config FILE [--latency-out FILE]
  *            [--stats-interval S] [--print-books N] [--rx-clock tsc|nic]
+ *            [--latency-max N] [--topology XML | --synthetic S] [--sysfs DIR]
+ *            [--preflight-root DIR]
  *
  * Threads (lcores from tickwire.cfg):
  *  - capture A / capture B (two-stage): rx bursts of 32 with prefetch, t0 per
@@ -13,9 +15,12 @@
  *    of a pooled TW_MSG_RX (or an rte_ring of mbufs when the profile says
  *    rte_ring). They never block: a full hand-off is counted and the mbuf
  *    freed.
- *  - decode: steps the decode group (act_group_step) — feed (lib/book:
- *    arbiter, decoder, book) -> signal by act_fast_send — and frees the
- *    mbufs. One-thread topology: it polls the rx queues itself and calls the
+ *  - decode: steps the decode group (act_group_step): arbiter (lib/mdp3, one
+ *    per channel of ports.ini) -> decoder (SBE walk) -> book (lib/book, one
+ *    feed per channel) -> signal, by act_fast_send (tw_chain.h); the arbiter
+ *    frees each mbuf once the decoder and the book are done with it. t0 per
+ *    packet: the TSC at rx, or with --rx-clock nic the port's rx timestamp.
+ *    One-thread topology: it polls the rx queues itself and calls the
  *    chain directly.
  *  - order-out: steps its own group. With session.credentials_file it runs
  *    lib/ilink3's session (non-blocking TCP to session.gateway_host:port,
@@ -25,8 +30,11 @@
  *    refused and why); execution reports are relayed to it. Kill switch:
  *    telemetry /tickwire/kill,on|off or SIGUSR1 (cancels open orders,
  *    refuses new ones).
- *  - main: signals, stop conditions, periodic stats, telemetry
- *    (/tickwire/stats, /tickwire/book,<id>, /tickwire/latency), teardown.
+ *  - main: signals, stop conditions, periodic stats (a "stats:" log line per
+ *    interval, per channel), telemetry (/tickwire/stats with channel_<ID>_*
+ *    counters, /tickwire/book,<id>, /tickwire/latency), teardown. A failed
+ *    EAL start, or a PCI port EAL did not probe, runs the preflight
+ *    (tw_preflight.h), which prints the command that fixes a known cause.
  *
  * Shutdown order: captures stop first, then decode drains what was handed
  * to it and flushes the arbiter, then order-out drains (and terminates the
@@ -67,6 +75,7 @@
 #include "tw_config.h"
 #include "tw_pcap.h"
 #include "tw_preflight.h"
+#include "tw_sdnotify.h"  /* image: systemd notify protocol */
 #include "tw_topo.h"
 
 RTE_LOG_REGISTER(tw_log_app, tickwire.app, INFO);
@@ -87,6 +96,7 @@ RTE_LOG_REGISTER(tw_log_order, tickwire.order, INFO);
 struct queue_feed {
 	uint32_t group;        /* host byte order */
 	uint16_t udp_port;
+	uint16_t channel;      /* CME channel: which arbiter and books */
 	uint8_t side;
 	uint8_t stream;
 };
@@ -120,11 +130,11 @@ struct poller {
 /* What travels with an mbuf through the rte_ring hand-off. */
 struct rx_meta {                 /* 16 bytes: the mbuf's dynamic area is small */
 	uint64_t t0;
-	uint16_t offset;
 	uint16_t length;
 	uint16_t qlen;                  /* saturates at 65535 */
-	uint8_t side;
-	uint8_t stream;
+	uint16_t channel;
+	uint8_t offset;                 /* UDP payload in the frame: at most 14 + 8 + 60 + 8 */
+	uint8_t side_stream;            /* side in bit 7, stream in bits 0-1 */
 };
 
 struct app {
@@ -135,6 +145,7 @@ struct app {
 	bool rx_clock_nic;
 	uint64_t latency_max;
 	struct tw_topo_opts topo;        /* start-up check: this machine, or a test's */
+	const char *preflight_root;      /* "" or a test's directory holding sys/ and proc/ */
 
 	struct rte_mempool *pool;
 	uint16_t port_ids[TW_CFG_MAX_PORTS];
@@ -142,6 +153,10 @@ struct app {
 	int tx_port;                     /* DPDK port id of the order port, -1 none */
 	int ts_offset;                   /* mbuf rx timestamp dynfield, -1 none */
 	uint64_t ts_flag;
+	/* ns per unit of a port's rx timestamp: net_pcap gives the capture time
+	 * in microseconds; other drivers are taken as ns (their clock is the
+	 * NIC's, synchronised to the host by PTP) */
+	uint64_t ts_scale[RTE_MAX_ETHPORTS];
 	int meta_offset;                 /* rx_meta dynfield (rte_ring hand-off) */
 
 	struct poller capture[2];
@@ -249,12 +264,34 @@ budget(uint16_t n)
 	return before + n <= limit ? n : (uint16_t)(limit - before);
 }
 
+/*
+ * t0 of a packet: the TSC at rx; with --rx-clock nic, the port's rx
+ * timestamp (ns; net_pcap gives the capture time), or the wall clock for a
+ * packet that came without one. t1 is then read from the wall clock too.
+ */
 static inline uint64_t
-rx_ns_of(struct rte_mbuf *m, uint64_t t0)
+rx_t0(struct rte_mbuf *m)
 {
+	if (!g_app.rx_clock_nic)
+		return rte_rdtsc();
 	if (g_app.ts_offset >= 0 && (m->ol_flags & g_app.ts_flag))
-		return *RTE_MBUF_DYNFIELD(m, g_app.ts_offset, rte_mbuf_timestamp_t *);
-	return tsc_to_ns(t0);
+		return *RTE_MBUF_DYNFIELD(m, g_app.ts_offset, rte_mbuf_timestamp_t *) *
+		       g_app.ts_scale[m->port < RTE_MAX_ETHPORTS ? m->port : 0];
+	return wall_ns();
+}
+
+/* The arbiter's time (ns) of a packet whose t0 is @p t0. */
+static inline uint64_t
+rx_ns_of(uint64_t t0)
+{
+	return g_app.rx_clock_nic ? t0 : tsc_to_ns(t0);
+}
+
+/* A latency (t1 - t0) in ns. */
+static inline uint64_t
+lat_to_ns(uint64_t ticks)
+{
+	return g_app.rx_clock_nic ? ticks : tsc_to_ns(ticks);
 }
 
 /* Hand one accepted packet to the decode group. @return true if handed. */
@@ -274,8 +311,9 @@ hand_off(struct rte_mbuf *m, const struct queue_feed *f, const struct tw_pcap_l4
 	rx->length = l4->payload_length;
 	rx->side = f->side;
 	rx->stream = f->stream;
+	rx->channel = f->channel;
 	rx->t0 = t0;
-	rx->rx_ns = rx_ns_of(m, t0);
+	rx->rx_ns = rx_ns_of(t0);
 	rx->burst_idx = idx;
 	if (act_send(tw_chain_feed(g_app.chain), msg) != 0) {
 		act_msg_free(msg);
@@ -312,7 +350,7 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct queue_feed *f;
-		uint64_t t0 = rte_rdtsc();
+		uint64_t t0 = rx_t0(m);
 
 		if (i + PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
@@ -325,8 +363,9 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 		if (direct) {
 			struct tw_rx rx = {
 				.cookie = m, .payload = l4.payload, .length = l4.payload_length,
-				.side = f->side, .stream = f->stream, .t0 = t0,
-				.rx_ns = rx_ns_of(m, t0), .qlen = 0, .burst_idx = i,
+				.side = f->side, .stream = f->stream, .channel = f->channel,
+				.t0 = t0,
+				.rx_ns = rx_ns_of(t0), .qlen = 0, .burst_idx = i,
 			};
 			bump(&p->stats.passed, 1);
 			if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
@@ -340,10 +379,10 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 			meta->t0 = t0;
 			meta->qlen = ring_qlen + n_ring > UINT16_MAX ? UINT16_MAX :
 				(uint16_t)(ring_qlen + n_ring);
-			meta->offset = (uint16_t)(l4.payload - rte_pktmbuf_mtod(m, const uint8_t *));
+			meta->offset = (uint8_t)(l4.payload - rte_pktmbuf_mtod(m, const uint8_t *));
 			meta->length = (uint16_t)l4.payload_length;
-			meta->side = f->side;
-			meta->stream = f->stream;
+			meta->channel = f->channel;
+			meta->side_stream = (uint8_t)(f->side << 7 | f->stream);
 			to_ring[n_ring++] = m;
 		} else if (hand_off(m, f, &l4, t0, i)) {
 			bump(&p->stats.passed, 1);
@@ -393,8 +432,9 @@ drain_ring(void)
 			struct tw_rx rx = {
 				.cookie = m,
 				.payload = rte_pktmbuf_mtod(m, const uint8_t *) + meta->offset,
-				.length = meta->length, .side = meta->side, .stream = meta->stream,
-				.t0 = meta->t0, .rx_ns = rx_ns_of(m, meta->t0), .qlen = meta->qlen,
+				.length = meta->length, .side = meta->side_stream >> 7,
+				.stream = meta->side_stream & 3, .channel = meta->channel,
+				.t0 = meta->t0, .rx_ns = rx_ns_of(meta->t0), .qlen = meta->qlen,
 				.burst_idx = i,
 			};
 			if (i + 1 < n)
@@ -552,9 +592,16 @@ port_up(uint32_t index)
 	if (rc != 0)
 		return rc;
 	memset(&conf, 0, sizeof(conf));
-	if (g_app.rx_clock_nic && cp->rx_queues > 0 &&
-	    (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
-		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+	g_app.ts_scale[port_id] = info.driver_name != NULL &&
+				  strcmp(info.driver_name, "net_pcap") == 0 ? 1000 : 1;
+	if (g_app.rx_clock_nic && cp->rx_queues > 0) {
+		/* net_pcap stamps every packet without advertising the offload */
+		if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP)
+			conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+		else if (g_app.ts_scale[port_id] == 1)
+			TW_LOG(WARNING, app, "port %s: no rx timestamp offload; --rx-clock nic "
+			       "takes t0 from the wall clock for its packets\n", cp->name);
+	}
 	rc = rte_eth_dev_configure(port_id, cp->rx_queues, cp->tx_queues, &conf);
 	if (rc != 0) {
 		TW_LOG(ERR, app, "port %s: configure: %s\n", cp->name, rte_strerror(-rc));
@@ -645,6 +692,7 @@ add_queue(struct poller *p, const struct tw_cfg_feed *feed)
 	q->feeds[q->n_feeds++] = (struct queue_feed){
 		.group = rte_be_to_cpu_32(feed->group),
 		.udp_port = feed->udp_port,
+		.channel = (uint16_t)feed->channel,
 		.side = feed->side == TW_CFG_SIDE_B ? TW_SIDE_B : TW_SIDE_A,
 		.stream = (uint8_t)feed->kind, /* incremental, snapshot, definition: same order */
 	};
@@ -667,6 +715,36 @@ add_poller(struct rte_tel_data *d, const char *prefix, const struct poller *p)
 	ADD(filtered);
 	ADD(handoff_drops);
 #undef ADD
+}
+
+/* Per channel: channel_<ID>_<counter>. */
+static void
+add_channels(struct rte_tel_data *d)
+{
+	struct tw_chain_channel_stats cs[TW_CHAIN_MAX_CHANNELS];
+	uint32_t n = tw_chain_channel_stats(g_app.chain, cs, TW_CHAIN_MAX_CHANNELS);
+	char key[64];
+
+	for (uint32_t i = 0; i < n && i < TW_CHAIN_MAX_CHANNELS; i++) {
+#define ADD(field)                                                               \
+	do {                                                                         \
+		snprintf(key, sizeof(key), "channel_%u_" #field, cs[i].channel);         \
+		rte_tel_data_add_dict_u64(d, key, cs[i].field);                          \
+	} while (0)
+		ADD(rx_packets);
+		ADD(packets_a);
+		ADD(packets_b);
+		ADD(duplicates);
+		ADD(gaps);
+		ADD(lost_packets);
+		ADD(packets_applied);
+		ADD(rpt_seq_gaps);
+		ADD(stale_books);
+		ADD(recoveries);
+		ADD(events);
+		ADD(instruments);
+#undef ADD
+	}
 }
 
 static int
@@ -699,6 +777,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "kill_engaged", st.kill_engaged);
 	rte_tel_data_add_dict_string(d, "session", g_app.has_session ?
 		il3_state_name((enum il3_state)st.session_state) : "none");
+	add_channels(d);
 	return 0;
 }
 
@@ -742,8 +821,8 @@ tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -EAGAIN;
 	act_msg_init(&m.hdr, TW_MSG_QUERY, sizeof(m.body));
 	m.body.security_id = (int32_t)id;
-	/* Waits for the feed actor's lock: exclusive access, no torn book. */
-	rc = act_fast_send(tw_chain_feed(g_app.chain), &m.hdr, &r, sizeof(r));
+	/* Waits for the book actor's lock: exclusive access, no torn book. */
+	rc = act_fast_send(tw_chain_book(g_app.chain), &m.hdr, &r, sizeof(r));
 	if (rc < 0)
 		return rc;
 	rte_tel_data_start_dict(d);
@@ -776,8 +855,8 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (unsigned int i = 0; i < RTE_DIM(pct); i++)
 		rte_tel_data_add_dict_u64(d, names[i],
-					  tsc_to_ns(tw_lat_hist_percentile(&g_app.latency, pct[i])));
-	rte_tel_data_add_dict_u64(d, "max_ns", tsc_to_ns(peek(&g_app.latency.max)));
+					  lat_to_ns(tw_lat_hist_percentile(&g_app.latency, pct[i])));
+	rte_tel_data_add_dict_u64(d, "max_ns", lat_to_ns(peek(&g_app.latency.max)));
 	rte_tel_data_add_dict_u64(d, "records", peek(&g_app.latency.count));
 	return 0;
 }
@@ -804,14 +883,23 @@ print_poller(FILE *out, const struct poller *p)
 static void
 print_periodic(void)
 {
+	struct tw_chain_channel_stats cs[TW_CHAIN_MAX_CHANNELS];
+	uint32_t n = tw_chain_channel_stats(g_app.chain, cs, TW_CHAIN_MAX_CHANNELS);
 	struct tw_chain_stats st;
+	char line[1024];
+	int len = 0;
 
 	tw_chain_stats(g_app.chain, &st);
-	TW_LOG(INFO, app, "rx %" PRIu64 " decoded %" PRIu64 " events %" PRIu64
-	       " orders %" PRIu64 " drops %" PRIu64 "\n", total_rx(), st.rx_packets, st.events,
-	       st.orders_written,
+	for (uint32_t i = 0; i < n && i < TW_CHAIN_MAX_CHANNELS && len < (int)sizeof(line); i++)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " | channel %u applied %"
+				PRIu64 " lost %" PRIu64 " stale %" PRIu64, cs[i].channel,
+				cs[i].packets_applied, cs[i].lost_packets, cs[i].stale_books);
+	TW_LOG(INFO, app, "stats: rx %" PRIu64 " decoded %" PRIu64 " events %" PRIu64
+	       " orders %" PRIu64 " drops %" PRIu64 "%s\n", total_rx(), st.rx_packets, st.events,
+	       st.orders_in,
 	       peek(&g_app.capture[0].stats.handoff_drops) +
-	       peek(&g_app.capture[1].stats.handoff_drops));
+	       peek(&g_app.capture[1].stats.handoff_drops) +
+	       peek(&g_app.decode_poll.stats.handoff_drops), line);
 }
 
 static void
@@ -823,10 +911,12 @@ run_main_lcore(void)
 
 	if (g_app.stats_interval_ms != 0)
 		next_stats = rte_rdtsc() + g_app.stats_interval_ms * ms;
+	tw_sd_ready();  /* image: systemd Type=notify (tw_sdnotify.h) */
 	for (;;) {
 		uint64_t now, rx;
 
 		rte_delay_us_sleep(2000);
+		tw_sd_watchdog();  /* image: WatchdogSec= (tw_sdnotify.h) */
 		if (g_kill_request != 0) {
 			g_kill_request = 0;
 			TW_LOG(NOTICE, order, "SIGUSR1: kill switch engaged\n");
@@ -860,6 +950,7 @@ run_main_lcore(void)
 			next_stats = now + g_app.stats_interval_ms * ms;
 		}
 	}
+	tw_sd_stopping();  /* image: systemd Type=notify (tw_sdnotify.h) */
 }
 
 /* -- start-up ------------------------------------------------------------------------------ */
@@ -871,17 +962,21 @@ usage(const char *prog)
 		"usage: %s [EAL args] -- --ports FILE --config FILE [--latency-out FILE]\n"
 		"       [--stats-interval S] [--print-books N] [--rx-clock tsc|nic]\n"
 		"       [--latency-max N] [--topology XML | --synthetic STRING] [--sysfs DIR]\n"
+		"       [--preflight-root DIR]\n"
 		"  --ports          ports.ini of the profile (dpdk-config/<profile>/ports.ini)\n"
 		"  --config         tickwire.cfg of the profile\n"
 		"  --latency-out    write latency records here (overrides latency.file)\n"
 		"  --stats-interval print counters every S seconds (0: off; overrides stats)\n"
 		"  --print-books    print the first N books by SecurityID at exit (default 10)\n"
-		"  --rx-clock       arbiter time: tsc (default) or the NIC rx timestamp\n"
+		"  --rx-clock       t0 and arbiter time: tsc (default), or nic: the port's rx\n"
+		"                   timestamp (ns; t1 then from the wall clock)\n"
 		"  --latency-max    records kept in memory (default 1048576)\n"
 		"  --topology XML   judge the core map against an hwloc XML topology instead\n"
 		"                   of this machine (tests)\n"
 		"  --synthetic STR  ... or an hwloc synthetic one, e.g. \"pack:1 core:2 pu:1\"\n"
-		"  --sysfs DIR      sysfs root for the isolation and PCI NUMA checks (tests)\n",
+		"  --sysfs DIR      sysfs root for the isolation and PCI NUMA checks (tests)\n"
+		"  --preflight-root DIR  read DIR/sys and DIR/proc when explaining a failed\n"
+		"                   start (tests)\n",
 		prog);
 }
 
@@ -899,12 +994,14 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 		{"topology", required_argument, NULL, 'x'},
 		{"synthetic", required_argument, NULL, 'y'},
 		{"sysfs", required_argument, NULL, 'f'},
+		{"preflight-root", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int opt;
 
 	g_app.print_books = 10;
+	g_app.preflight_root = "";
 	g_app.latency_max = UINT64_C(1) << 20;
 	g_app.stats_interval_ms = UINT32_MAX;
 	optind = 1;
@@ -925,6 +1022,7 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 			g_app.topo.arg = optarg;
 			break;
 		case 'f': g_app.topo.sysfs_root = optarg; break;
+		case 'P': g_app.preflight_root = optarg; break;
 		case 'r':
 			if (strcmp(optarg, "nic") == 0)
 				g_app.rx_clock_nic = true;
@@ -1005,6 +1103,9 @@ mailbox_opts(const char *name, const struct tw_cfg_handoff *h)
 	 * mbuf: a full mailbox fails, and the sender counts the drop. */
 	o.overflow = ACT_OVERFLOW_FAIL;
 	o.cpu = -1;
+	/* the latency records and decode.mailbox_max_depth read the depth at
+	 * each hand-off (one rdtsc and a depth read per send) */
+	o.instrument = strcmp(name, "decode") == 0;
 	return o;
 }
 
@@ -1089,20 +1190,10 @@ build_chain(void)
 	memset(&o, 0, sizeof(o));
 	o.decode_mailbox = mailbox_opts("decode", &cfg->capture_to_decode);
 	o.order_mailbox = mailbox_opts("order_out", &cfg->signal_to_order_out);
-	o.gap_wait_packets = cfg->arbitration.gap_wait_packets;
-	o.gap_wait_us = cfg->arbitration.gap_wait_us;
-	o.strategy_enabled = cfg->strategy.enabled;
-	o.strategy.n_instruments = cfg->strategy.n_instruments;
-	for (uint32_t i = 0; i < cfg->strategy.n_instruments &&
-			     i < TW_STRATEGY_MAX_INSTRUMENTS; i++)
-		o.strategy.instruments[i] = cfg->strategy.instruments[i];
-	o.strategy.ratio_numerator = cfg->strategy.imbalance_numerator;
-	o.strategy.ratio_denominator = cfg->strategy.imbalance_denominator;
-	o.strategy.order_qty = cfg->strategy.order_qty;
-	o.strategy.max_orders = cfg->strategy.max_orders;
+	tw_chain_opts_from_cfg(&o, cfg);
 	o.order_sink = order_sink;
 	o.release = release_mbuf;
-	o.ticks = read_tsc;
+	o.ticks = g_app.rx_clock_nic ? wall_ns : read_tsc;
 	o.latency = &g_app.latency;
 	o.now_ns = wall_ns;
 	if (g_app.has_session) {
@@ -1197,7 +1288,8 @@ main(int argc, char **argv)
 	rc = rte_eal_init(eal_argc, eal_argv);
 	if (rc < 0) {
 		fprintf(stderr, "tickwire: EAL init failed: %s\n", rte_strerror(rte_errno));
-		if (tw_preflight(g_app.cfg, "", (unsigned int)geteuid(), stderr) == 0)
+		if (tw_preflight(g_app.cfg, g_app.preflight_root, (unsigned int)geteuid(),
+				 stderr) == 0)
 			fprintf(stderr, "tickwire: preflight found no known cause; rerun with "
 				"--log-level=lib.eal:debug\n");
 		tw_cfg_free(g_app.cfg);
@@ -1247,9 +1339,16 @@ main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	for (uint32_t i = 0; i < g_app.cfg->n_ports; i++)
-		if (port_up(i) != 0)
+	for (uint32_t i = 0; i < g_app.cfg->n_ports; i++) {
+		if (port_up(i) != 0) {
+			/* a PCI port EAL did not probe: missing, or bound to its kernel driver */
+			if (g_app.cfg->ports[i].kind == TW_CFG_PORT_PCI &&
+			    tw_preflight(g_app.cfg, g_app.preflight_root, (unsigned int)geteuid(),
+					 stderr) == 0)
+				fprintf(stderr, "tickwire: preflight found no known cause\n");
 			goto cleanup;
+		}
+	}
 	if (g_app.cfg->session.tx_port >= 0)
 		g_app.tx_port = g_app.port_ids[g_app.cfg->session.tx_port];
 	if (g_app.rx_clock_nic &&
@@ -1382,7 +1481,10 @@ main(int argc, char **argv)
 			memset(&h, 0, sizeof(h));
 			h.flags = g_app.cfg->topology == TW_CFG_TOPOLOGY_ONE_THREAD ?
 					  TW_LAT_FLAG_ONE_THREAD : 0;
-			h.tsc_hz = g_app.tsc_hz;
+			/* with --rx-clock nic, t0 and t1 are ns (NIC and wall clock) */
+			h.tsc_hz = g_app.rx_clock_nic ? UINT64_C(1000000000) : g_app.tsc_hz;
+			if (g_app.rx_clock_nic)
+				h.flags |= TW_LAT_FLAG_NIC_T0;
 			snprintf(h.label, sizeof(h.label), "%s",
 				 tw_cfg_topology_name(g_app.cfg->topology));
 			if (tw_lat_write(&g_app.latency, g_app.latency_out, &h) != 0)

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 tickwire
  *
- * The decode group (feed -> signal) and the order-out actor, shared by the
- * DPDK appliance and the library-only replay. See tw_chain.h.
+ * The decode group (arbiter -> decoder -> book -> signal, by act_fast_send
+ * on one thread) and the order-out actor, shared by the DPDK appliance and
+ * the library-only replay. See tw_chain.h.
+ *
+ * Cost: per datagram one act_fast_send to the decoder per in-sequence packet
+ * (held packets released by it included), and per packet 2 + messages
+ * act_fast_send calls from the decoder to the book; every one is a lock
+ * acquisition without queueing. Nothing allocates after tw_chain_create().
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,11 +16,79 @@
 #include <string.h>
 
 #include "book.h"
+#include "mdp3.h"
 #include "tw_chain.h"
 
-struct feed_state {
+/* -- stage messages (TW_MSG_PACKET ... TW_MSG_BOOK_DIRECT) ------------------ */
+
+/* arbiter -> decoder; reply: int, the walker's result (< 0: copy refused) */
+struct stage_packet {
+	const uint8_t *data;
+	uint32_t length;
+	uint16_t channel;        /* index into the chain's channels */
+	uint8_t feed;            /* enum mdp3_feed_id */
+	uint8_t held;
+	uint64_t rx_ns;
+	uint64_t t0;             /* rx TSC of the datagram in hand; 0 from a timer */
+	uint32_t qlen;
+};
+
+/* decoder -> book */
+struct stage_begin {
+	const struct stage_packet *packet;
+};
+
+struct stage_message {
+	const struct mdp3_msg *msg; /* NULL: a message the walker skipped */
+};
+
+struct stage_end {
+	int32_t walk_rc;
+};
+
+/* arbiter -> book */
+struct stage_loss {
+	uint16_t channel;
+	uint32_t first_seq;
+	uint32_t count;
+	uint64_t now_ns;
+};
+
+struct stage_direct {
+	const struct tw_rx *rx;
+	uint16_t channel;
+};
+
+/* -- state ------------------------------------------------------------------- */
+
+struct tw_chain;
+
+struct arb_channel {
+	struct arbiter_state *arbiter;
+	struct mdp3_arb *arb;
+	uint16_t index;
+};
+
+struct arbiter_state {
 	struct tw_chain *chain;
-	/* the datagram being decoded: what latency records of its events carry */
+	struct arb_channel ch[TW_CHAIN_MAX_CHANNELS];
+	/* the datagram being pushed: what its deliveries carry */
+	uint64_t cur_t0;
+	uint32_t cur_qlen;
+};
+
+struct decoder_state {
+	struct tw_chain *chain;
+	struct mdp3_walker walker;
+};
+
+struct book_stage {
+	struct tw_chain *chain;
+	struct book_feed *feed[TW_CHAIN_MAX_CHANNELS];
+	struct book_packet_ctx pc;     /* the open packet */
+	struct book_feed *open;        /* its feed, NULL between packets */
+	uint16_t cur_channel;
+	/* what latency records of the current events carry */
 	uint64_t cur_t0;
 	uint32_t cur_qlen;
 	uint16_t cur_event_idx;
@@ -70,16 +144,21 @@ _Static_assert((int)TW_ORDER_BAD_ORDER == (int)IL3_RISK_BAD_ORDER &&
 
 struct tw_chain {
 	struct tw_chain_opts opts;
+	uint32_t n_channels;           /* at least 1 */
 	struct act_group *decode;
 	struct act_group *orders;
-	struct act_actor *feed;
+	struct act_actor *arbiter;
+	struct act_actor *decoder;
+	struct act_actor *book;
 	struct act_actor *signal;
 	struct act_actor *order_out;
-	struct book_feed *book;
 	struct tw_strategy *strategy;
-	struct feed_state feed_state;
+	struct arbiter_state arbiter_state;
+	struct decoder_state decoder_state;
+	struct book_stage book_state;
 	struct order_state order_state;
 	struct tw_chain_stats stats;
+	struct tw_chain_channel_stats channel_stats[TW_CHAIN_MAX_CHANNELS];
 };
 
 static inline void
@@ -89,17 +168,214 @@ count(uint64_t *counter, uint64_t n)
 	__atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED);
 }
 
-/* -- feed actor ------------------------------------------------------------ */
+static inline void
+mirror(uint64_t *copy, uint64_t value)
+{
+	/* single writer; pairs with the relaxed loads of tw_chain_channel_stats() */
+	__atomic_store_n(copy, value, __ATOMIC_RELAXED);
+}
+
+/* -- arbiter actor ------------------------------------------------------------ */
+
+static int
+on_arb_deliver(void *ctx, const struct mdp3_arb_packet *p)
+{
+	struct arb_channel *ch = ctx;
+	struct arbiter_state *as = ch->arbiter;
+	ACT_STACK_MSG(m, struct stage_packet);
+	int32_t rc = 0;
+	int n;
+
+	act_msg_init(&m.hdr, TW_MSG_PACKET, sizeof(m.body));
+	m.body = (struct stage_packet){
+		.data = p->data, .length = p->length, .channel = ch->index, .feed = p->feed,
+		.held = p->held, .rx_ns = p->rx_ns, .t0 = as->cur_t0, .qlen = as->cur_qlen,
+	};
+	n = act_fast_send(as->chain->decoder, &m.hdr, &rc, sizeof(rc));
+	return n < 0 ? n : rc;
+}
+
+static void
+on_arb_loss(void *ctx, uint32_t first_seq, uint32_t count_, uint64_t now_ns)
+{
+	struct arb_channel *ch = ctx;
+	ACT_STACK_MSG(m, struct stage_loss);
+
+	act_msg_init(&m.hdr, TW_MSG_BOOK_LOSS, sizeof(m.body));
+	m.body = (struct stage_loss){
+		.channel = ch->index, .first_seq = first_seq, .count = count_, .now_ns = now_ns,
+	};
+	act_fast_send(ch->arbiter->chain->book, &m.hdr, NULL, 0);
+}
+
+static uint32_t
+channel_index(const struct tw_chain *c, uint16_t channel)
+{
+	if (channel == 0 || c->opts.n_channels == 0)
+		return 0;
+	for (uint32_t i = 0; i < c->n_channels; i++)
+		if (c->opts.channels[i] == channel)
+			return i;
+	return UINT32_MAX;
+}
+
+static void
+mirror_arb(struct tw_chain *c, uint32_t index)
+{
+	const struct mdp3_arb_counters *ac = mdp3_arb_counters(c->arbiter_state.ch[index].arb);
+	struct tw_chain_channel_stats *cs = &c->channel_stats[index];
+
+	mirror(&cs->packets_a, ac->packets[MDP3_FEED_A]);
+	mirror(&cs->packets_b, ac->packets[MDP3_FEED_B]);
+	mirror(&cs->duplicates, ac->duplicates[MDP3_FEED_A] + ac->duplicates[MDP3_FEED_B]);
+	mirror(&cs->gaps, ac->gaps);
+	mirror(&cs->lost_packets, ac->lost_packets);
+}
+
+static void
+on_rx(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct arbiter_state *as = state;
+	struct tw_chain *c = as->chain;
+	const struct tw_rx *rx = ACT_PAYLOAD(msg, const struct tw_rx);
+	const uint32_t index = channel_index(c, rx->channel);
+	int rc;
+
+	(void)self;
+	count(&c->stats.rx_packets, 1);
+	count(&c->stats.rx_bytes, rx->length);
+	if (index == UINT32_MAX) {
+		count(&c->stats.unknown_channel, 1);
+	} else if (rx->stream == MDP3_STREAM_INCREMENTAL) {
+		as->cur_t0 = rx->t0;
+		/* Instrumentation only: through the mailbox, the runtime's depth at
+		 * enqueue; through an rte_ring or a direct call, what the sender saw. */
+		as->cur_qlen = msg->qdepth != 0 ? msg->qdepth : rx->qlen;
+		rc = mdp3_arb_push(as->ch[index].arb, rx->side == TW_SIDE_B ? MDP3_FEED_B :
+				   MDP3_FEED_A, rx->payload, rx->length, rx->rx_ns);
+		as->cur_t0 = 0;
+		if (rc < 0)
+			count(&c->stats.feed_errors, 1);
+		else if (rc < 5)
+			count(&c->stats.verdict[rc], 1);
+		mirror_arb(c, index);
+	} else if (rx->stream == MDP3_STREAM_SNAPSHOT && c->opts.skip_snapshots) {
+		count(&c->stats.snapshots_skipped, 1);
+	} else if (rx->stream < MDP3_STREAM_COUNT) {
+		ACT_STACK_MSG(m, struct stage_direct);
+
+		act_msg_init(&m.hdr, TW_MSG_BOOK_DIRECT, sizeof(m.body));
+		m.body.rx = rx;
+		m.body.channel = (uint16_t)index;
+		if (act_fast_send(c->book, &m.hdr, NULL, 0) < 0)
+			count(&c->stats.feed_errors, 1);
+	} else {
+		count(&c->stats.feed_errors, 1);
+	}
+	if (index != UINT32_MAX)
+		count(&c->channel_stats[index].rx_packets, 1);
+	/* The decoder and the book are done with the bytes (or the arbiter
+	 * copied them into its hold ring): the datagram can go. */
+	if (c->opts.release != NULL && rx->cookie != NULL)
+		c->opts.release(c->opts.release_ctx, rx->cookie);
+}
+
+static void
+on_tick(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct arbiter_state *as = state;
+	struct tw_chain *c = as->chain;
+	const struct tw_tick *t = ACT_PAYLOAD(msg, const struct tw_tick);
+
+	(void)self;
+	as->cur_t0 = 0;
+	as->cur_qlen = 0;
+	for (uint32_t i = 0; i < c->n_channels; i++) {
+		if (msg->type == TW_MSG_FLUSH)
+			mdp3_arb_flush(as->ch[i].arb, t->now_ns);
+		else
+			mdp3_arb_poll(as->ch[i].arb, t->now_ns);
+		mirror_arb(c, i);
+	}
+	if (msg->type == TW_MSG_FLUSH) {
+		ACT_STACK_MSG(m, struct tw_tick);
+
+		act_msg_init(&m.hdr, TW_MSG_FLUSH, sizeof(m.body));
+		m.body = *t;
+		act_fast_send(c->book, &m.hdr, NULL, 0);
+	}
+}
+
+static const act_handler_fn arbiter_handlers[TW_MSG_COUNT_] = {
+	[TW_MSG_RX] = on_rx,
+	[TW_MSG_TICK] = on_tick,
+	[TW_MSG_FLUSH] = on_tick,
+};
+
+/* -- decoder actor ------------------------------------------------------------ */
+
+static int
+on_walk_message(void *ctx, const struct mdp3_packet *packet, const struct mdp3_msg *msg)
+{
+	struct decoder_state *ds = ctx;
+	ACT_STACK_MSG(m, struct stage_message);
+
+	(void)packet;
+	act_msg_init(&m.hdr, TW_MSG_BOOK_MESSAGE, sizeof(m.body));
+	m.body.msg = msg;
+	act_fast_send(ds->chain->book, &m.hdr, NULL, 0);
+	return 0;
+}
+
+static void
+on_walk_skip(void *ctx, const struct mdp3_packet *packet, const struct mdp3_skip *skip)
+{
+	(void)skip;
+	on_walk_message(ctx, packet, NULL);
+}
+
+static void
+on_packet(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct decoder_state *ds = state;
+	struct tw_chain *c = ds->chain;
+	const struct stage_packet *p = ACT_PAYLOAD(msg, const struct stage_packet);
+	ACT_STACK_MSG(begin, struct stage_begin);
+	ACT_STACK_MSG(end, struct stage_end);
+	int32_t rc;
+
+	(void)self;
+	act_msg_init(&begin.hdr, TW_MSG_BOOK_BEGIN, sizeof(begin.body));
+	begin.body.packet = p;
+	act_fast_send(c->book, &begin.hdr, NULL, 0);
+	/* The walker checks the whole packet before its first message, so a
+	 * malformed copy reaches the book as no message and an END < 0. */
+	rc = mdp3_walk_packet(&ds->walker, p->data, p->length);
+	count(&c->stats.decoded, 1);
+	if (rc < 0)
+		count(&c->stats.malformed, 1);
+	act_msg_init(&end.hdr, TW_MSG_BOOK_END, sizeof(end.body));
+	end.body.walk_rc = rc;
+	act_fast_send(c->book, &end.hdr, NULL, 0);
+	act_reply(msg, TW_MSG_PACKET, &rc, sizeof(rc));
+}
+
+static const act_handler_fn decoder_handlers[TW_MSG_COUNT_] = {
+	[TW_MSG_PACKET] = on_packet,
+};
+
+/* -- book actor --------------------------------------------------------------- */
 
 static void
 on_book_event(void *ctx, const struct book_event *ev)
 {
-	struct feed_state *fs = ctx;
-	struct tw_chain *c = fs->chain;
+	struct book_stage *bs = ctx;
+	struct tw_chain *c = bs->chain;
 	ACT_STACK_MSG(m, struct tw_top);
 	int rc;
 
 	count(&c->stats.events, 1);
+	count(&c->channel_stats[bs->cur_channel].events, 1);
 	if ((ev->what & (BOOK_EVENT_BOOK | BOOK_EVENT_TRADE)) == 0 || ev->security_id == 0)
 		return;
 	act_msg_init(&m.hdr, TW_MSG_TOP, sizeof(m.body));
@@ -107,7 +383,7 @@ on_book_event(void *ctx, const struct book_event *ev)
 	m.body.security_id = ev->security_id;
 	m.body.kind = (ev->what & BOOK_EVENT_BOOK) ? TW_TOP_BOOK : TW_TOP_TRADE;
 	m.body.ok = ev->state == BOOK_STATE_OK;
-	m.body.idx = fs->cur_event_idx;
+	m.body.idx = bs->cur_event_idx;
 	m.body.msg_seq_num = ev->msg_seq_num;
 	m.body.bid_price = ev->consolidated.bid_price;
 	m.body.bid_qty = ev->consolidated.bid_qty;
@@ -119,19 +395,19 @@ on_book_event(void *ctx, const struct book_event *ev)
 		m.body.trade_price = ev->trade.price;
 		m.body.trade_qty = ev->trade.qty;
 	}
-	if (c->opts.latency != NULL && c->opts.ticks != NULL && fs->cur_t0 != 0) {
+	if (c->opts.latency != NULL && c->opts.ticks != NULL && bs->cur_t0 != 0) {
 		struct tw_lat_record rec = {
-			.t0 = fs->cur_t0,
+			.t0 = bs->cur_t0,
 			.t1 = c->opts.ticks(),
 			.instrument = ev->security_id,
 			.stream = m.body.kind == TW_TOP_BOOK ? TW_LAT_BOOK : TW_LAT_TRADE,
-			.idx = fs->cur_event_idx,
-			.qlen = fs->cur_qlen,
+			.idx = bs->cur_event_idx,
+			.qlen = bs->cur_qlen,
 			.msg_seq_num = ev->msg_seq_num,
 		};
 		tw_lat_add(c->opts.latency, &rec);
 	}
-	fs->cur_event_idx++;
+	bs->cur_event_idx++;
 	if (c->signal == NULL)
 		return;
 	rc = act_fast_send(c->signal, &m.hdr, NULL, 0);
@@ -142,57 +418,118 @@ on_book_event(void *ctx, const struct book_event *ev)
 }
 
 static void
-on_rx(struct act_actor *self, void *state, struct act_msg *msg)
+mirror_book(struct tw_chain *c, uint32_t index)
 {
-	struct feed_state *fs = state;
-	struct tw_chain *c = fs->chain;
-	const struct tw_rx *rx = ACT_PAYLOAD(msg, const struct tw_rx);
-	int rc;
+	const struct book_feed *feed = c->book_state.feed[index];
+	const struct book_feed_counters *fc = book_feed_counters(feed);
+	struct tw_chain_channel_stats *cs = &c->channel_stats[index];
 
-	(void)self;
-	fs->cur_t0 = rx->t0;
-	/* Instrumentation only: through the mailbox, the runtime's depth at
-	 * enqueue; through an rte_ring or a direct call, what the sender saw. */
-	fs->cur_qlen = msg->qdepth != 0 ? msg->qdepth : rx->qlen;
-	fs->cur_event_idx = 0;
-	rc = book_feed_packet(c->book, rx->stream < MDP3_STREAM_COUNT ?
-			      (enum mdp3_stream)rx->stream : MDP3_STREAM_INCREMENTAL,
-			      rx->side == TW_SIDE_B ? MDP3_FEED_B : MDP3_FEED_A,
-			      rx->payload, rx->length, rx->rx_ns);
-	fs->cur_t0 = 0;
-	count(&c->stats.rx_packets, 1);
-	count(&c->stats.rx_bytes, rx->length);
-	if (rc < 0)
-		count(&c->stats.feed_errors, 1);
-	else if (rc < 5)
-		count(&c->stats.verdict[rc], 1);
-	if (c->opts.release != NULL && rx->cookie != NULL)
-		c->opts.release(c->opts.release_ctx, rx->cookie);
+	mirror(&cs->packets_applied, fc->packets_applied);
+	mirror(&cs->rpt_seq_gaps, fc->rpt_seq_gaps);
+	mirror(&cs->stale_books, fc->stale_books);
+	mirror(&cs->recoveries, fc->recoveries);
+	mirror(&cs->snapshots, fc->snapshots);
+	mirror(&cs->instruments, book_feed_instrument_count(feed));
 }
 
 static void
-on_tick(struct act_actor *self, void *state, struct act_msg *msg)
+on_book_begin(struct act_actor *self, void *state, struct act_msg *msg)
 {
-	struct feed_state *fs = state;
+	struct book_stage *bs = state;
+	const struct stage_packet *p = ACT_PAYLOAD(msg, const struct stage_begin)->packet;
+
+	(void)self;
+	bs->cur_channel = p->channel;
+	bs->cur_t0 = p->t0;
+	bs->cur_qlen = p->qlen;
+	bs->cur_event_idx = 0;
+	bs->open = bs->feed[p->channel];
+	book_feed_packet_begin(bs->open, (enum mdp3_feed_id)p->feed, p->data, p->length,
+			       p->rx_ns, &bs->pc);
+	bs->pc.held = p->held != 0;
+}
+
+static void
+on_book_message(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct book_stage *bs = state;
+
+	(void)self;
+	book_feed_message(bs->open, &bs->pc, ACT_PAYLOAD(msg, const struct stage_message)->msg);
+}
+
+static void
+on_book_end(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct book_stage *bs = state;
+
+	(void)self;
+	book_feed_packet_end(bs->open, &bs->pc, ACT_PAYLOAD(msg, const struct stage_end)->walk_rc);
+	bs->open = NULL;
+	bs->cur_t0 = 0;
+	mirror_book(bs->chain, bs->cur_channel);
+}
+
+static void
+on_book_loss(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct book_stage *bs = state;
+	const struct stage_loss *l = ACT_PAYLOAD(msg, const struct stage_loss);
+
+	(void)self;
+	bs->cur_channel = l->channel;
+	bs->cur_t0 = 0;
+	book_feed_loss(bs->feed[l->channel], l->first_seq, l->count, l->now_ns);
+	mirror_book(bs->chain, l->channel);
+}
+
+static void
+on_book_direct(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct book_stage *bs = state;
+	struct tw_chain *c = bs->chain;
+	const struct stage_direct *d = ACT_PAYLOAD(msg, const struct stage_direct);
+	const struct tw_rx *rx = d->rx;
+
+	(void)self;
+	bs->cur_channel = d->channel;
+	bs->cur_t0 = rx->t0;
+	bs->cur_qlen = msg->qdepth != 0 ? msg->qdepth : rx->qlen;
+	bs->cur_event_idx = 0;
+	if (book_feed_packet(bs->feed[d->channel], (enum mdp3_stream)rx->stream,
+			     rx->side == TW_SIDE_B ? MDP3_FEED_B : MDP3_FEED_A, rx->payload,
+			     rx->length, rx->rx_ns) < 0)
+		count(&c->stats.feed_errors, 1);
+	bs->cur_t0 = 0;
+	mirror_book(c, d->channel);
+}
+
+static void
+on_book_flush(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct book_stage *bs = state;
 	const struct tw_tick *t = ACT_PAYLOAD(msg, const struct tw_tick);
 
 	(void)self;
-	fs->cur_t0 = 0;
-	if (msg->type == TW_MSG_FLUSH)
-		book_feed_flush(fs->chain->book, t->now_ns);
-	else
-		book_feed_poll(fs->chain->book, t->now_ns);
+	bs->cur_t0 = 0;
+	for (uint32_t i = 0; i < bs->chain->n_channels; i++) {
+		bs->cur_channel = (uint16_t)i;
+		book_feed_flush(bs->feed[i], t->now_ns);   /* publishes pending changes */
+		mirror_book(bs->chain, i);
+	}
 }
 
 static void
 on_query(struct act_actor *self, void *state, struct act_msg *msg)
 {
-	struct feed_state *fs = state;
+	struct book_stage *bs = state;
 	const struct tw_query *q = ACT_PAYLOAD(msg, const struct tw_query);
-	const struct book_instrument *in = book_feed_find(fs->chain->book, q->security_id);
+	const struct book_instrument *in = NULL;
 	struct tw_query_reply r;
 
 	(void)self;
+	for (uint32_t i = 0; i < bs->chain->n_channels && in == NULL; i++)
+		in = book_feed_find(bs->feed[i], q->security_id);
 	memset(&r, 0, sizeof(r));
 	if (in != NULL) {
 		r.found = 1;
@@ -209,10 +546,13 @@ on_query(struct act_actor *self, void *state, struct act_msg *msg)
 	act_reply(msg, TW_MSG_QUERY, &r, sizeof(r));
 }
 
-static const act_handler_fn feed_handlers[TW_MSG_COUNT_] = {
-	[TW_MSG_RX] = on_rx,
-	[TW_MSG_TICK] = on_tick,
-	[TW_MSG_FLUSH] = on_tick,
+static const act_handler_fn book_handlers[TW_MSG_COUNT_] = {
+	[TW_MSG_BOOK_BEGIN] = on_book_begin,
+	[TW_MSG_BOOK_MESSAGE] = on_book_message,
+	[TW_MSG_BOOK_END] = on_book_end,
+	[TW_MSG_BOOK_LOSS] = on_book_loss,
+	[TW_MSG_BOOK_DIRECT] = on_book_direct,
+	[TW_MSG_FLUSH] = on_book_flush,
 	[TW_MSG_QUERY] = on_query,
 };
 
@@ -635,10 +975,70 @@ static const act_handler_fn order_handlers[TW_MSG_COUNT_] = {
 
 /* -- construction ------------------------------------------------------------ */
 
+/* A private stage of the decode group. */
+static struct act_actor *
+stage_create(struct tw_chain *c, const char *name, const act_handler_fn *handlers,
+	     uint32_t count_, void *state, bool group_private)
+{
+	struct act_actor_opts ao;
+
+	memset(&ao, 0, sizeof(ao));
+	ao.name = name;
+	ao.handlers = handlers;
+	ao.handler_count = count_;
+	ao.state = state;
+	ao.group = c->decode;
+	ao.group_private = group_private;
+	return act_actor_create(&ao);
+}
+
+static int
+channels_create(struct tw_chain *c)
+{
+	const struct tw_chain_opts *opts = &c->opts;
+	struct book_feed_config bcfg;
+	struct mdp3_arb_config acfg;
+
+	c->n_channels = opts->n_channels != 0 ? opts->n_channels : 1;
+	if (c->n_channels > TW_CHAIN_MAX_CHANNELS)
+		return -EINVAL;
+	memset(&acfg, 0, sizeof(acfg));
+	acfg.wait_packets = opts->gap_wait_packets;
+	acfg.wait_ns = (uint64_t)opts->gap_wait_us * 1000u;
+	if (acfg.wait_packets == 0 && acfg.wait_ns == 0)
+		acfg.wait_packets = MDP3_ARB_DEFAULT_WAIT_PACKETS;
+	memset(&bcfg, 0, sizeof(bcfg));
+	bcfg.max_instruments = opts->max_instruments;
+	bcfg.recovery_packets = opts->recovery_packets;
+	bcfg.join = opts->join;
+	bcfg.publish = opts->publish;
+	bcfg.loss_policy = opts->loss_policy;
+	bcfg.arb = acfg;  /* sizes the recovery slots; the feed's own arbiter stays idle */
+	bcfg.handler.on_event = on_book_event;
+	bcfg.handler.ctx = &c->book_state;
+	for (uint32_t i = 0; i < c->n_channels; i++) {
+		const struct mdp3_arb_handler ah = {
+			.deliver = on_arb_deliver, .loss = on_arb_loss,
+			.ctx = &c->arbiter_state.ch[i],
+		};
+
+		c->channel_stats[i].channel = opts->n_channels != 0 ? opts->channels[i] : 0;
+		c->arbiter_state.ch[i].arbiter = &c->arbiter_state;
+		c->arbiter_state.ch[i].index = (uint16_t)i;
+		c->arbiter_state.ch[i].arb = mdp3_arb_create(&acfg, &ah);
+		c->book_state.feed[i] = book_feed_create(&bcfg);
+		if (c->arbiter_state.ch[i].arb == NULL || c->book_state.feed[i] == NULL)
+			return -(errno != 0 ? errno : ENOMEM);
+	}
+	return 0;
+}
+
 struct tw_chain *
 tw_chain_create(const struct tw_chain_opts *opts)
 {
-	struct book_feed_config bcfg;
+	const struct mdp3_handler wh = {
+		.on_message = on_walk_message, .on_skip = on_walk_skip,
+	};
 	struct act_actor_opts ao;
 	struct tw_chain *c = calloc(1, sizeof(*c));
 	int saved;
@@ -646,21 +1046,17 @@ tw_chain_create(const struct tw_chain_opts *opts)
 	if (c == NULL)
 		return NULL;
 	c->opts = *opts;
-	c->feed_state.chain = c;
+	c->arbiter_state.chain = c;
+	c->decoder_state.chain = c;
+	c->book_state.chain = c;
 	c->order_state.chain = c;
-
-	memset(&bcfg, 0, sizeof(bcfg));
-	bcfg.join = BOOK_JOIN_TRUST;
-	bcfg.publish = BOOK_PUBLISH_END_OF_EVENT;
-	bcfg.arb.wait_packets = opts->gap_wait_packets;
-	bcfg.arb.wait_ns = (uint64_t)opts->gap_wait_us * 1000u;
-	if (bcfg.arb.wait_packets == 0 && bcfg.arb.wait_ns == 0)
-		bcfg.arb.wait_packets = MDP3_ARB_DEFAULT_WAIT_PACKETS;
-	bcfg.handler.on_event = on_book_event;
-	bcfg.handler.ctx = &c->feed_state;
-	c->book = book_feed_create(&bcfg);
-	if (c->book == NULL)
+	if (channels_create(c) != 0) {
+		if (errno == 0)
+			errno = EINVAL;
 		goto fail;
+	}
+	mdp3_walker_init(&c->decoder_state.walker, NULL, &wh);
+	c->decoder_state.walker.handler.ctx = &c->decoder_state;
 
 	if (opts->risk_enabled && il3_risk_init(&c->order_state.risk, &opts->risk) != 0) {
 		errno = EINVAL;
@@ -695,32 +1091,33 @@ tw_chain_create(const struct tw_chain_opts *opts)
 		goto fail;
 
 	if (opts->strategy_enabled) {
+		const act_handler_fn *sh;
+		uint32_t n;
+
 		c->strategy = tw_strategy_create(&opts->strategy, c->order_out);
 		if (c->strategy == NULL)
 			goto fail;
-		memset(&ao, 0, sizeof(ao));
-		ao.name = "signal";
-		ao.handlers = tw_strategy_handlers(&ao.handler_count);
-		ao.state = c->strategy;
-		ao.group = c->decode;
-		c->signal = act_actor_create(&ao);
+		sh = tw_strategy_handlers(&n);
+		/* private: only the book (on the decode thread) calls it; order-out's
+		 * replies and reports come through the group's mailbox */
+		c->signal = stage_create(c, "signal", sh, n, c->strategy, true);
 		if (c->signal == NULL)
 			goto fail;
 	}
-
-	memset(&ao, 0, sizeof(ao));
-	ao.name = "feed";
-	ao.handlers = feed_handlers;
-	ao.handler_count = TW_MSG_COUNT_;
-	ao.state = &c->feed_state;
-	ao.group = c->decode;
-	c->feed = act_actor_create(&ao);
-	if (c->feed == NULL)
+	c->book = stage_create(c, "book", book_handlers, TW_MSG_COUNT_, &c->book_state, false);
+	c->decoder = stage_create(c, "decoder", decoder_handlers, TW_MSG_COUNT_,
+				  &c->decoder_state, true);
+	/* private too: captures reach it through the group's mailbox (act_send),
+	 * the decode thread directly */
+	c->arbiter = stage_create(c, "arbiter", arbiter_handlers, TW_MSG_COUNT_,
+				  &c->arbiter_state, true);
+	if (c->book == NULL || c->decoder == NULL || c->arbiter == NULL)
 		goto fail;
 
 	if (act_actor_start(c->order_out) < 0 ||
 	    (c->signal != NULL && act_actor_start(c->signal) < 0) ||
-	    act_actor_start(c->feed) < 0) {
+	    act_actor_start(c->book) < 0 || act_actor_start(c->decoder) < 0 ||
+	    act_actor_start(c->arbiter) < 0) {
 		errno = EINVAL;
 		goto fail;
 	}
@@ -732,28 +1129,33 @@ fail:
 	return NULL;
 }
 
+static void
+actor_end(struct act_actor *a)
+{
+	if (a == NULL)
+		return;
+	act_actor_stop(a);
+	act_actor_destroy(a);
+}
+
 void
 tw_chain_destroy(struct tw_chain *c)
 {
 	if (c == NULL)
 		return;
-	if (c->feed != NULL) {
-		act_actor_stop(c->feed);
-		act_actor_destroy(c->feed);
-	}
-	if (c->signal != NULL) {
-		act_actor_stop(c->signal);
-		act_actor_destroy(c->signal);
-	}
-	if (c->order_out != NULL) {
-		act_actor_stop(c->order_out);
-		act_actor_destroy(c->order_out);
-	}
+	actor_end(c->arbiter);
+	actor_end(c->decoder);
+	actor_end(c->book);
+	actor_end(c->signal);
+	actor_end(c->order_out);
 	act_group_destroy(c->decode);
 	act_group_destroy(c->orders);
 	il3_session_destroy(c->order_state.session);
 	tw_strategy_destroy(c->strategy);
-	book_feed_destroy(c->book);
+	for (uint32_t i = 0; i < TW_CHAIN_MAX_CHANNELS; i++) {
+		mdp3_arb_destroy(c->arbiter_state.ch[i].arb);
+		book_feed_destroy(c->book_state.feed[i]);
+	}
 	free(c);
 }
 
@@ -772,7 +1174,29 @@ tw_chain_order_group(struct tw_chain *c)
 struct act_actor *
 tw_chain_feed(struct tw_chain *c)
 {
-	return c->feed;
+	return c->arbiter;
+}
+
+struct act_actor *
+tw_chain_book(struct tw_chain *c)
+{
+	return c->book;
+}
+
+uint32_t
+tw_chain_channel_stats(const struct tw_chain *c, struct tw_chain_channel_stats *out,
+		       uint32_t cap)
+{
+	for (uint32_t i = 0; i < c->n_channels && i < cap; i++) {
+		const uint64_t *src = (const uint64_t *)&c->channel_stats[i];
+		uint64_t *dst = (uint64_t *)&out[i];
+
+		/* the struct is 64-bit words after channel (constant) */
+		out[i].channel = c->channel_stats[i].channel;
+		for (size_t w = 1; w < sizeof(out[i]) / sizeof(uint64_t); w++)
+			dst[w] = __atomic_load_n(&src[w], __ATOMIC_RELAXED);
+	}
+	return c->n_channels;
 }
 
 int
@@ -782,7 +1206,7 @@ tw_chain_rx_direct(struct tw_chain *c, const struct tw_rx *rx)
 
 	act_msg_init(&m.hdr, TW_MSG_RX, sizeof(m.body));
 	m.body = *rx;
-	return act_fast_send(c->feed, &m.hdr, NULL, 0);
+	return act_fast_send(c->arbiter, &m.hdr, NULL, 0);
 }
 
 int
@@ -828,7 +1252,7 @@ tw_chain_tick(struct tw_chain *c, uint64_t now_ns, bool flush)
 
 	act_msg_init(&m.hdr, flush ? TW_MSG_FLUSH : TW_MSG_TICK, sizeof(m.body));
 	m.body.now_ns = now_ns;
-	return act_fast_send(c->feed, &m.hdr, NULL, 0);
+	return act_fast_send(c->arbiter, &m.hdr, NULL, 0);
 }
 
 void
@@ -877,15 +1301,72 @@ print_level(FILE *out, const struct book_level *l)
 		fprintf(out, " %6" PRId64 " @ %-15" PRId64, l->qty, l->price);
 }
 
+/* The counters of every channel, added. */
+static void
+sum_counters(const struct tw_chain *c, struct book_feed_counters *fc,
+	     struct mdp3_arb_counters *ac, uint64_t *hash, uint64_t *instruments)
+{
+	memset(fc, 0, sizeof(*fc));
+	memset(ac, 0, sizeof(*ac));
+	*hash = 0;
+	*instruments = 0;
+	for (uint32_t i = 0; i < c->n_channels; i++) {
+		const uint64_t *f = (const uint64_t *)book_feed_counters(c->book_state.feed[i]);
+		const struct mdp3_arb *arb = c->arbiter_state.ch[i].arb;
+		const uint64_t *a = (const uint64_t *)mdp3_arb_counters(arb);
+
+		for (size_t w = 0; w < sizeof(*fc) / sizeof(uint64_t); w++)
+			((uint64_t *)fc)[w] += f[w];
+		for (size_t w = 0; w < sizeof(*ac) / sizeof(uint64_t); w++)
+			((uint64_t *)ac)[w] += a[w];
+		*hash += book_feed_hash(c->book_state.feed[i]);
+		*instruments += book_feed_instrument_count(c->book_state.feed[i]);
+	}
+}
+
+static void
+print_channels(const struct tw_chain *c, FILE *out)
+{
+	for (uint32_t i = 0; i < c->n_channels; i++) {
+		const struct book_feed *feed = c->book_state.feed[i];
+		const struct book_feed_counters *fc = book_feed_counters(feed);
+		const struct mdp3_arb_counters *ac = mdp3_arb_counters(c->arbiter_state.ch[i].arb);
+		const char *p = "channel";
+		const uint32_t id = c->channel_stats[i].channel;
+
+		fprintf(out, "%s.%u.rx_packets %" PRIu64 "\n", p, id,
+			__atomic_load_n(&c->channel_stats[i].rx_packets, __ATOMIC_RELAXED));
+		fprintf(out, "%s.%u.arb.packets_a %" PRIu64 "\n", p, id, ac->packets[0]);
+		fprintf(out, "%s.%u.arb.packets_b %" PRIu64 "\n", p, id, ac->packets[1]);
+		fprintf(out, "%s.%u.arb.duplicates %" PRIu64 "\n", p, id,
+			ac->duplicates[0] + ac->duplicates[1]);
+		fprintf(out, "%s.%u.arb.gaps %" PRIu64 "\n", p, id, ac->gaps);
+		fprintf(out, "%s.%u.arb.lost_packets %" PRIu64 "\n", p, id, ac->lost_packets);
+		fprintf(out, "%s.%u.book.packets_applied %" PRIu64 "\n", p, id,
+			fc->packets_applied);
+		fprintf(out, "%s.%u.book.messages %" PRIu64 "\n", p, id, fc->messages);
+		fprintf(out, "%s.%u.book.rpt_seq_gaps %" PRIu64 "\n", p, id, fc->rpt_seq_gaps);
+		fprintf(out, "%s.%u.book.stale_books %" PRIu64 "\n", p, id, fc->stale_books);
+		fprintf(out, "%s.%u.book.recoveries %" PRIu64 "\n", p, id, fc->recoveries);
+		fprintf(out, "%s.%u.book.snapshots %" PRIu64 "\n", p, id, fc->snapshots);
+		fprintf(out, "%s.%u.book.instruments %" PRIu32 "\n", p, id,
+			book_feed_instrument_count(feed));
+		fprintf(out, "%s.%u.book.hash 0x%016" PRIx64 "\n", p, id, book_feed_hash(feed));
+	}
+}
+
 void
 tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 {
-	const struct book_feed_counters *fc = book_feed_counters(c->book);
-	const struct mdp3_arb_counters *ac = book_feed_arb_counters(c->book);
+	struct book_feed_counters fcs;
+	struct mdp3_arb_counters acs;
+	const struct book_feed_counters *fc = &fcs;
+	const struct mdp3_arb_counters *ac = &acs;
 	struct tw_chain_stats st;
-	uint32_t cap = book_feed_capacity(c->book), n = 0;
+	uint64_t hash, instruments, cap = 0, n = 0;
 	const struct book_instrument **list;
 
+	sum_counters(c, &fcs, &acs, &hash, &instruments);
 	tw_chain_stats(c, &st);
 	fprintf(out, "== counters\n");
 	fprintf(out, "chain.rx_packets %" PRIu64 "\n", st.rx_packets);
@@ -896,6 +1377,10 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 	fprintf(out, "chain.rejected %" PRIu64 "\n", st.verdict[3]);
 	fprintf(out, "chain.dropped %" PRIu64 "\n", st.verdict[4]);
 	fprintf(out, "chain.feed_errors %" PRIu64 "\n", st.feed_errors);
+	fprintf(out, "chain.unknown_channel %" PRIu64 "\n", st.unknown_channel);
+	fprintf(out, "chain.snapshots_skipped %" PRIu64 "\n", st.snapshots_skipped);
+	fprintf(out, "chain.decoded %" PRIu64 "\n", st.decoded);
+	fprintf(out, "chain.malformed %" PRIu64 "\n", st.malformed);
 	fprintf(out, "chain.events %" PRIu64 "\n", st.events);
 	fprintf(out, "chain.tops %" PRIu64 "\n", st.tops);
 	fprintf(out, "chain.signal_errors %" PRIu64 "\n", st.signal_errors);
@@ -916,9 +1401,15 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 	fprintf(out, "book.trades %" PRIu64 "\n", fc->trades);
 	fprintf(out, "book.rpt_seq_gaps %" PRIu64 "\n", fc->rpt_seq_gaps);
 	fprintf(out, "book.stale_books %" PRIu64 "\n", fc->stale_books);
+	fprintf(out, "book.stale_entries %" PRIu64 "\n", fc->stale_entries);
+	fprintf(out, "book.stale_marked_on_loss %" PRIu64 "\n", fc->stale_marked_on_loss);
+	fprintf(out, "book.recoveries %" PRIu64 "\n", fc->recoveries);
+	fprintf(out, "book.snapshots %" PRIu64 "\n", fc->snapshots);
+	fprintf(out, "book.declared_losses %" PRIu64 "\n", fc->declared_losses);
 	fprintf(out, "book.events %" PRIu64 "\n", fc->events);
-	fprintf(out, "book.instruments %" PRIu32 "\n", book_feed_instrument_count(c->book));
-	fprintf(out, "book.hash 0x%016" PRIx64 "\n", book_feed_hash(c->book));
+	fprintf(out, "book.instruments %" PRIu64 "\n", instruments);
+	fprintf(out, "book.hash 0x%016" PRIx64 "\n", hash);
+	print_channels(c, out);
 	if (c->strategy != NULL) {
 		struct tw_strategy_stats ss;
 
@@ -965,18 +1456,22 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 	}
 	if (max_books == 0)
 		return;
+	for (uint32_t i = 0; i < c->n_channels; i++)
+		cap += book_feed_capacity(c->book_state.feed[i]);
 	list = calloc(cap ? cap : 1, sizeof(*list));
 	if (list == NULL)
 		return;
-	for (uint32_t i = 0; i < cap; i++) {
-		const struct book_instrument *in = book_feed_instrument(c->book, i);
+	for (uint32_t i = 0; i < c->n_channels; i++)
+		for (uint32_t s = 0; s < book_feed_capacity(c->book_state.feed[i]); s++) {
+			const struct book_instrument *in =
+				book_feed_instrument(c->book_state.feed[i], s);
 
-		if (in != NULL)
-			list[n++] = in;
-	}
+			if (in != NULL)
+				list[n++] = in;
+		}
 	qsort(list, n, sizeof(*list), cmp_instrument);
-	fprintf(out, "== books (%u of %u)\n", n < max_books ? n : max_books, n);
-	for (uint32_t i = 0; i < n && i < max_books; i++) {
+	fprintf(out, "== books (%" PRIu64 " of %" PRIu64 ")\n", n < max_books ? n : max_books, n);
+	for (uint64_t i = 0; i < n && i < max_books; i++) {
 		const struct book_instrument *in = list[i];
 
 		fprintf(out, "book %" PRId32 " %s state=%s rpt_seq=%" PRIu32 " hash=0x%016" PRIx64

@@ -7,22 +7,40 @@
 /**
  * @file
  * The actors of the appliance, without DPDK (DESIGN.md section 1): the
- * decode group (feed -> signal, by act_fast_send) and the order-out actor
- * (its own group). The DPDK appliance and the library-only replay build the
- * same chain; only the outside differs (who delivers TW_MSG_RX, what
- * releases a datagram, where an order's frame is written).
+ * decode group and the order-out actor (its own group). The DPDK appliance
+ * and the library-only replay build the same chain; only the outside
+ * differs (who delivers TW_MSG_RX, what releases a datagram, where an
+ * order's frame is written).
  *
- * The "feed" actor runs lib/book's pipeline inline: A/B arbitration by
- * MsgSeqNum, SBE decode, book update (book_feed_packet()). lib/book fuses
- * those three stages behind one call, so they are one actor here; its book
- * event callback calls the "signal" actor with act_fast_send(), on the same
- * thread, under the same call chain.
+ * The decode group is four actors on one thread behind one mailbox, each
+ * calling the next with act_fast_send() (no queue, no context switch):
+ *
+ *   arbiter --TW_MSG_PACKET--> decoder --TW_MSG_BOOK_*--> book --TW_MSG_TOP--> signal
+ *
+ *  - arbiter: one lib/mdp3 A/B arbiter (struct mdp3_arb) per MDP channel; a
+ *    datagram goes to the arbiter of its channel (struct tw_rx.channel).
+ *    In-sequence packets go to the decoder, declared losses to the book;
+ *    snapshot and definition packets go straight to the book. It releases
+ *    the datagram (the mbuf) when mdp3_arb_push() returns: by then the
+ *    decoder and the book are done with its bytes (or the arbiter copied it
+ *    into its hold ring, or dropped it as a duplicate).
+ *  - decoder: walks the packet with lib/mdp3's walker (bounds-checked SBE)
+ *    and hands each message to the book: BEGIN, one MESSAGE per SBE
+ *    message, END (lib/book's book_feed_packet_begin / _message / _end).
+ *  - book: one lib/book feed (RptSeq, recovery, books) per channel; its
+ *    events go to the signal.
+ *  - signal: the strategy (tw_strategy.h).
+ *
+ * The arbiter, the decoder and the signal are private to the group: only
+ * the decode thread (which must have called act_group_bind()) delivers to
+ * them synchronously, without atomics; other threads reach the arbiter and
+ * the signal through the group's mailbox (act_send). The book is not
+ * private: it answers telemetry queries from any thread (act_fast_send
+ * waits for its lock, so a query never sees a torn book).
  *
  * Threads: the decode group is stepped by one thread (the decode lcore, or
- * the replay's main thread); the order-out group by one thread; telemetry
- * may query the feed actor from any thread (act_fast_send, it waits for
- * the actor's lock). Counters are written by the decode thread and read
- * with relaxed loads.
+ * the replay's main thread); the order-out group by one thread. Counters
+ * are written by their actor's thread and read with relaxed loads.
  */
 
 #include <stdbool.h>
@@ -38,6 +56,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Most channels of one chain (ports.ini holds at most 16 feeds). */
+#define TW_CHAIN_MAX_CHANNELS 16
 
 /** Hands a frame of @p length bytes to the wire (or a file). */
 typedef void (*tw_frame_sink_fn)(void *ctx, const uint8_t *frame, uint32_t length);
@@ -55,6 +76,16 @@ struct tw_chain_opts {
 	/* arbitration */
 	uint32_t gap_wait_packets;
 	uint32_t gap_wait_us;
+	/* channels: one arbiter and one book feed each; none: one for all */
+	uint32_t n_channels;
+	uint16_t channels[TW_CHAIN_MAX_CHANNELS];
+	/* books and recovery (0: lib/book's defaults) */
+	uint8_t join;                 /**< enum book_join: 0 trust, 1 recover */
+	uint8_t publish;              /**< enum book_publish: 0 end of event, 1 packet */
+	uint8_t loss_policy;          /**< enum book_loss_policy: 0 RptSeq, 1 stale all */
+	bool skip_snapshots;          /**< recovery.mode "none": snapshot packets not applied */
+	uint32_t recovery_packets;    /**< recovery buffer per channel */
+	uint32_t max_instruments;     /**< instruments per channel */
 	/* strategy */
 	bool strategy_enabled;
 	struct tw_strategy_params strategy;
@@ -82,7 +113,11 @@ struct tw_chain_stats {
 	uint64_t rx_packets;          /**< TW_MSG_RX handled */
 	uint64_t rx_bytes;
 	uint64_t verdict[5];          /**< by enum mdp3_arb_verdict */
-	uint64_t feed_errors;         /**< book_feed_packet() < 0 */
+	uint64_t feed_errors;         /**< malformed snapshot/definition packets, bad pushes */
+	uint64_t unknown_channel;     /**< datagrams of a channel the chain has no feed for */
+	uint64_t snapshots_skipped;   /**< snapshot packets not applied (recovery "none") */
+	uint64_t decoded;             /**< packets the decoder walked */
+	uint64_t malformed;           /**< packets the decoder's walker refused */
 	uint64_t events;              /**< book events seen */
 	uint64_t tops;                /**< TW_MSG_TOP delivered to the signal */
 	uint64_t signal_errors;       /**< act_fast_send() to the signal failed */
@@ -104,6 +139,25 @@ struct tw_chain_stats {
 	uint64_t session_established; /**< times ESTABLISHED was reached */
 };
 
+/** Counters of one channel (relaxed copies, refreshed after every packet). */
+struct tw_chain_channel_stats {
+	uint32_t channel;             /**< CME channel id (0: the one feed of a chain
+	                                   built without channels) */
+	uint64_t rx_packets;          /**< datagrams of the channel */
+	uint64_t packets_a;           /**< incremental copies pushed, feed A */
+	uint64_t packets_b;           /**< incremental copies pushed, feed B */
+	uint64_t duplicates;
+	uint64_t gaps;
+	uint64_t lost_packets;        /**< sequence numbers declared lost */
+	uint64_t packets_applied;     /**< incremental packets applied to the books */
+	uint64_t rpt_seq_gaps;
+	uint64_t stale_books;         /**< gauge */
+	uint64_t recoveries;
+	uint64_t snapshots;           /**< snapshot messages applied */
+	uint64_t events;              /**< book events of the channel */
+	uint64_t instruments;
+};
+
 struct tw_chain;
 
 /**
@@ -113,13 +167,34 @@ struct tw_chain;
  */
 struct tw_chain *tw_chain_create(const struct tw_chain_opts *opts);
 
+struct tw_cfg;
+
+/**
+ * The settings a profile gives the chain (lib/config's struct tw_cfg):
+ * arbitration, the channels (every channel of an incremental feed of
+ * ports.ini, in file order), recovery and books, strategy. Mailboxes, the
+ * outside (sinks, release, clocks) and the order session are the caller's.
+ * Any thread.
+ */
+void tw_chain_opts_from_cfg(struct tw_chain_opts *opts, const struct tw_cfg *cfg);
+
 /** Stop and destroy everything (no thread may be stepping the groups). */
 void tw_chain_destroy(struct tw_chain *c);
 
 struct act_group *tw_chain_decode_group(struct tw_chain *c);
 struct act_group *tw_chain_order_group(struct tw_chain *c);
-/** The actor TW_MSG_RX, TW_MSG_TICK, TW_MSG_FLUSH and TW_MSG_QUERY go to. */
+/** The actor TW_MSG_RX, TW_MSG_TICK and TW_MSG_FLUSH go to (the arbiter). */
 struct act_actor *tw_chain_feed(struct tw_chain *c);
+/** The actor TW_MSG_QUERY goes to (the book; any thread). */
+struct act_actor *tw_chain_book(struct tw_chain *c);
+
+/**
+ * Counters of each channel, in the order of tw_chain_opts.channels (any
+ * thread; relaxed). @return the number of channels (may exceed @p cap:
+ * only @p cap are written).
+ */
+uint32_t tw_chain_channel_stats(const struct tw_chain *c, struct tw_chain_channel_stats *out,
+				uint32_t cap);
 
 /** Deliver one datagram synchronously on the calling (decode) thread. */
 int tw_chain_rx_direct(struct tw_chain *c, const struct tw_rx *rx);
@@ -153,8 +228,9 @@ int tw_chain_kill(struct tw_chain *c, bool engaged);
 void tw_chain_stats(const struct tw_chain *c, struct tw_chain_stats *st);
 
 /**
- * Print the final state: counters of the chain, of lib/book's feed and
- * arbiter, of the strategy, then up to @p max_books books (by SecurityID,
+ * Print the final state: counters of the chain, of the arbiters and the
+ * books (summed over the channels, then "channel.ID.KEY VALUE" per
+ * channel), of the strategy, then up to @p max_books books (by SecurityID,
  * 5 levels). The format is the same in the appliance and in the replay, so
  * outputs compare with diff. Call when the decode group is idle.
  */

@@ -13,11 +13,18 @@
  * backtest and live are the same bytes.
  *
  * Actors and the message types each handles:
- *  - "feed" (decode group): TW_MSG_RX (a received datagram, from a capture
+ *  - "arbiter" (decode group): TW_MSG_RX (a received datagram, from a capture
  *    by act_send or from the decode lcore itself by act_fast_send),
- *    TW_MSG_TICK (time passes), TW_MSG_FLUSH (end of input), TW_MSG_QUERY
- *    (telemetry: a copy of one book's top).
- *  - "signal" (decode group): TW_MSG_TOP (a published top of book or trade),
+ *    TW_MSG_TICK (time passes), TW_MSG_FLUSH (end of input). One lib/mdp3
+ *    arbiter per channel; in-sequence packets go on to the decoder.
+ *  - "decoder" (decode group, private): TW_MSG_PACKET (one in-sequence
+ *    packet: walked message by message, each handed to the book).
+ *  - "book" (decode group): TW_MSG_BOOK_BEGIN / TW_MSG_BOOK_MESSAGE /
+ *    TW_MSG_BOOK_END (one packet, from the decoder), TW_MSG_BOOK_LOSS (from
+ *    the arbiter), TW_MSG_BOOK_DIRECT (snapshot and definition packets, from
+ *    the arbiter), TW_MSG_FLUSH, TW_MSG_QUERY (telemetry: a copy of one
+ *    book's top; from any thread).
+ *  - "signal" (decode group, private): TW_MSG_TOP (a published top of book or trade),
  *    TW_MSG_ORDER_REPLY (order-out's asynchronous reply to each TW_MSG_ORDER:
  *    sent, or refused and why), TW_MSG_EXEC (an execution report of the
  *    exchange, relayed by order-out).
@@ -45,6 +52,14 @@ enum tw_msg_type {
 	TW_MSG_EXEC,     /**< struct tw_exec: execution report, order-out -> signal */
 	TW_MSG_POLL,     /**< struct tw_tick: step the order session */
 	TW_MSG_KILL,     /**< struct tw_kill: engage or release the kill switch */
+	/* the stages of the decode group (payloads in tw_chain.c: they carry
+	 * lib/mdp3 and lib/book types; only the chain sends them) */
+	TW_MSG_PACKET,       /**< arbiter -> decoder: an in-sequence packet */
+	TW_MSG_BOOK_BEGIN,   /**< decoder -> book: a packet opens */
+	TW_MSG_BOOK_MESSAGE, /**< decoder -> book: one decoded SBE message */
+	TW_MSG_BOOK_END,     /**< decoder -> book: the packet closes */
+	TW_MSG_BOOK_LOSS,    /**< arbiter -> book: sequence numbers declared lost */
+	TW_MSG_BOOK_DIRECT,  /**< arbiter -> book: a snapshot or definition packet */
 	TW_MSG_COUNT_
 };
 
@@ -67,7 +82,7 @@ struct tw_rx {
 	uint32_t length;          /**< bytes of payload */
 	uint8_t side;             /**< enum tw_side */
 	uint8_t stream;           /**< enum mdp3_stream: 0 incremental, 1 snapshot, 2 definition */
-	uint8_t pad_[2];
+	uint16_t channel;         /**< CME channel of the feed it came on; 0: the chain's first */
 	uint64_t t0;              /**< rx time, TSC ticks (latency) */
 	uint64_t rx_ns;           /**< rx time, ns (arbiter gap waits) */
 	uint32_t qlen;            /**< hand-off queue depth seen at enqueue (0: direct) */

@@ -878,6 +878,9 @@ static void load_rest(struct cfg_ctx *cc)
 {
 	struct tw_cfg *cfg = cc->cfg;
 	static const char *const recovery_names[] = { "none", "snapshot" };
+	static const char *const join_names[] = { "auto", "trust", "recover" };
+	static const char *const on_loss_names[] = { "rpt_seq", "stale_all" };
+	static const char *const publish_names[] = { "end_of_event", "packet" };
 	struct tw_cfg_finding *f;
 	uint32_t line;
 	int64_t v;
@@ -898,6 +901,29 @@ static void load_rest(struct cfg_ctx *cc)
 	if (get_int(cc, "recovery", "max_wait_ms", &v, NULL))
 		cfg->recovery.max_wait_ms = (uint32_t)v;
 	get_bool(cc, "recovery", "cancel_on_stale", &cfg->recovery.cancel_on_stale, NULL);
+	i = get_enum(cc, "recovery", "join", join_names, 3, &cfg->recovery.join_line);
+	if (i == 0)
+		cfg->recovery.join = cfg->recovery.mode == TW_CFG_RECOVERY_SNAPSHOT ?
+				     TW_CFG_JOIN_RECOVER : TW_CFG_JOIN_TRUST;
+	else if (i > 0)
+		cfg->recovery.join = (enum tw_cfg_join)(i - 1);
+	if (i == 2 && cfg->recovery.mode != TW_CFG_RECOVERY_SNAPSHOT) {
+		f = note_at(cc, TW_CFG_WARNING, cfg->recovery.join_line, "recovery.join = "
+			    "\"recover\" without recovery.mode = \"snapshot\": an instrument "
+			    "first seen mid-stream stays stale until a ChannelReset");
+		tw_cfg_finding_hint(f, "set recovery.mode = \"snapshot\" (with snapshot feeds), "
+				    "or join = \"trust\" to take books as they come");
+	}
+	i = get_enum(cc, "recovery", "on_loss", on_loss_names, 2, NULL);
+	if (i >= 0)
+		cfg->recovery.on_loss = (enum tw_cfg_on_loss)i;
+	if (get_int(cc, "recovery", "buffer_packets", &v, NULL))
+		cfg->recovery.buffer_packets = (uint32_t)v;
+	i = get_enum(cc, "book", "publish", publish_names, 2, NULL);
+	if (i >= 0)
+		cfg->book.publish = (enum tw_cfg_publish)i;
+	if (get_int(cc, "book", "max_instruments", &v, NULL))
+		cfg->book.max_instruments = (uint32_t)v;
 	load_strategy(cc);
 	load_risk(cc);
 	load_session(cc);

@@ -338,14 +338,45 @@ enum tw_cfg_recovery_mode {
 	TW_CFG_RECOVERY_SNAPSHOT,         /**< recover from the snapshot feeds of ports.ini */
 };
 
+/** How an instrument first seen mid-stream starts (lib/book's enum book_join). */
+enum tw_cfg_join {
+	TW_CFG_JOIN_TRUST = 0,            /**< "trust": valid at once */
+	TW_CFG_JOIN_RECOVER,              /**< "recover": stale until a snapshot (CME late join) */
+};
+
+/** What a declared packet loss does to the books (lib/book's enum book_loss_policy). */
+enum tw_cfg_on_loss {
+	TW_CFG_ON_LOSS_RPT_SEQ = 0,       /**< "rpt_seq": each instrument's RptSeq gap shows */
+	TW_CFG_ON_LOSS_STALE_ALL,         /**< "stale_all": every valid book goes stale */
+};
+
 /** recovery */
 struct tw_cfg_recovery {
 	enum tw_cfg_recovery_mode mode;
+	/** join policy; "auto" in the file resolves to recover with mode
+	 *  snapshot, trust with mode none */
+	enum tw_cfg_join join;
+	enum tw_cfg_on_loss on_loss;
+	/** incremental packets kept while a book is stale (lib/book's recovery buffer) */
+	uint32_t buffer_packets;
 	/** snapshot recovery longer than this raises an alarm */
 	uint32_t max_wait_ms;
 	/** cancel open orders of an instrument whose book goes stale */
 	bool cancel_on_stale;
 	uint32_t mode_line;               /**< line of recovery.mode; 0 if absent */
+	uint32_t join_line;               /**< line of recovery.join; 0 if absent */
+};
+
+/** When book changes are published to the signal (lib/book's enum book_publish). */
+enum tw_cfg_publish {
+	TW_CFG_PUBLISH_END_OF_EVENT = 0,  /**< "end_of_event": at MatchEventIndicator EndOfEvent */
+	TW_CFG_PUBLISH_PACKET,            /**< "packet": also after every packet */
+};
+
+/** book: the books of each channel (lib/book). */
+struct tw_cfg_book {
+	enum tw_cfg_publish publish;
+	uint32_t max_instruments;         /**< instruments per channel */
 };
 
 /**
@@ -432,6 +463,7 @@ struct tw_cfg {
 	struct tw_cfg_handoff signal_to_order_out;
 	struct tw_cfg_arbitration arbitration;
 	struct tw_cfg_recovery recovery;
+	struct tw_cfg_book book;
 	struct tw_cfg_strategy strategy;
 	struct tw_cfg_risk risk;
 	struct tw_cfg_session session;

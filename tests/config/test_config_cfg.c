@@ -443,6 +443,52 @@ static void snapshot_recovery_without_snapshot_feed(void **state)
 	fx_free(fx);
 }
 
+static void recovery_and_book_settings(void **state)
+{
+	struct fx *fx = fx_new();
+	struct tw_cfg *cfg;
+
+	(void)state;
+	/* defaults: join "auto" is trust without snapshot recovery */
+	cfg = fx_expect_ok(fx);
+	assert_int_equal(cfg->recovery.join, TW_CFG_JOIN_TRUST);
+	assert_int_equal(cfg->recovery.on_loss, TW_CFG_ON_LOSS_RPT_SEQ);
+	assert_int_equal(cfg->recovery.buffer_packets, 1024);
+	assert_int_equal(cfg->book.publish, TW_CFG_PUBLISH_END_OF_EVENT);
+	assert_int_equal(cfg->book.max_instruments, 1024);
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n  join = \"recover\";\n  on_loss = \"stale_all\";\n"
+		   "  buffer_packets = 4096;\n};\nbook = {\n  publish = \"packet\";\n"
+		   "  max_instruments = 64;");
+	cfg = fx_expect_ok(fx);
+	assert_int_equal(cfg->recovery.join, TW_CFG_JOIN_RECOVER);
+	assert_int_equal(cfg->recovery.on_loss, TW_CFG_ON_LOSS_STALE_ALL);
+	assert_int_equal(cfg->recovery.buffer_packets, 4096);
+	assert_int_equal(cfg->book.publish, TW_CFG_PUBLISH_PACKET);
+	assert_int_equal(cfg->book.max_instruments, 64);
+	/* recover without snapshots: books first seen mid-stream stay stale */
+	assert_non_null(fx_find(fx, TW_CFG_WARNING, CFG,
+				fx_line_of(fx->config_text, "join = "), "stays stale"));
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n  join = \"late\";");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "join = "),
+			"recovery.join = \"late\": not a known value");
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n};\nbook = {\n  publish = \"never\";");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "publish = "),
+			"book.publish = \"never\"");
+	fx_free(fx);
+}
+
 static void include_refused(void **state)
 {
 	struct fx *fx = fx_new();
@@ -563,6 +609,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(tx_port_missing),
 		cmocka_unit_test(orders_have_nowhere_to_go),
 		cmocka_unit_test(snapshot_recovery_without_snapshot_feed),
+		cmocka_unit_test(recovery_and_book_settings),
 		cmocka_unit_test(include_refused),
 		cmocka_unit_test(group_where_value_expected),
 		cmocka_unit_test(demo_profile_loads),

@@ -15,16 +15,8 @@
 
 #include "tw_latency.h"
 #include "tw_preflight.h"
+#include "tw_check.h"
 
-static int failures;
-
-#define CHECK(cond)                                                              \
-	do {                                                                         \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                          \
-		}                                                                        \
-	} while (0)
 
 static void
 test_latency_round_trip(const char *dir)

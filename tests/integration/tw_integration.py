@@ -5,8 +5,10 @@
   tw_integration.py --build DIR --source DIR --cme-data DIR TEST
 
 Tests: books-two-stage, books-one-thread, books-rte-ring, orders, bad-config,
-sigterm, report (the real channel-340 capture); ilink, ilink-risk, topology,
-telemetry (the synthetic capture the build generates; no CME data needed). Each runs tickwire with --no-huge --no-pci net_pcap vdevs
+sigterm, report, join, channels (the real channel-340 capture); ilink,
+ilink-risk, topology, telemetry, arbitration, recovery, stats, preflight,
+rx-clock (the synthetic capture the build generates, or one tickwire-synth
+writes; no CME data needed). Each runs tickwire with --no-huge --no-pci net_pcap vdevs
 (from the demo profile, rewritten by tw_profile.py) under its own
 --file-prefix, so tests run in parallel. Exit 77 (skip) when the CME data is
 missing.
@@ -15,11 +17,14 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 CAPTURE = 'pcap/omi-data-packets/Cme/Mdp3.Sbe.v1.6/Cme.Mdp3.Sbe.v6.1.classic-nsec.pcap'
@@ -38,13 +43,14 @@ class Ctx:
         self.book = os.path.join(self.build, 'app/book/tickwire-book')
         self.report = os.path.join(self.build, 'app/report/tickwire-report')
         self.sim = os.path.join(self.build, 'app/ilink-sim/tickwire-ilink-sim')
+        self.synth_exe = os.path.join(self.build, 'app/synth/tickwire-synth')
         self.synth = [os.path.join(self.build, 'app/synth/synth-demo-%s.pcap' % s)
                       for s in 'ab']
 
-    def profile(self, name, cfg=(), ini=(), infinite=False, synthetic=False):
+    def profile(self, name, cfg=(), ini=(), infinite=False, synthetic=False, rx=None):
         out = os.path.join(self.tmp, name)
         inf = ',infinite_rx=1' if infinite else ''
-        rx_a, rx_b = self.synth if synthetic else (self.capture, self.capture)
+        rx_a, rx_b = rx if rx else self.synth if synthetic else (self.capture, self.capture)
         cmd = [sys.executable, os.path.join(HERE, 'tw_profile.py'),
                '--from', os.path.join(self.source, 'dpdk-config/demo'), '--out', out,
                '--rx', 'feed_a=' + rx_a + inf, '--rx', 'feed_b=' + rx_b + inf,
@@ -62,15 +68,19 @@ class Ctx:
         subprocess.run(cmd, check=True)
         return out
 
-    def run_tickwire(self, prof, timeout=60, extra=()):
+    def tickwire_cmd(self, prof, extra=(), wrapper=()):
         prefix = 'tw-%s-%d-%s' % (self.test, os.getpid(), os.path.basename(prof))
         # The demo profile already gives --no-huge --no-pci --lcores '(0-4)@(0,1)'
         # (EAL refuses a second --lcores); the file prefix is per test run.
-        cmd = [self.tickwire, '--file-prefix', prefix, '--',
-               '--ports', os.path.join(prof, 'ports.ini'),
-               '--config', os.path.join(prof, 'tickwire.cfg'), '--print-books', '5'] + list(extra)
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if p.returncode != 0:
+        return list(wrapper) + [self.tickwire, '--file-prefix', prefix, '--',
+                                '--ports', os.path.join(prof, 'ports.ini'),
+                                '--config', os.path.join(prof, 'tickwire.cfg'),
+                                '--print-books', '5'] + list(extra)
+
+    def run_tickwire(self, prof, timeout=60, extra=(), expect=0):
+        p = subprocess.run(self.tickwire_cmd(prof, extra), capture_output=True, text=True,
+                           timeout=timeout)
+        if p.returncode != expect:
             print(p.stdout, p.stderr)
             fail('tickwire exited %d' % p.returncode)
         return p.stdout
@@ -199,7 +209,9 @@ def check_sigterm(ctx):
            os.path.join(prof, 'ports.ini'), '--config', os.path.join(prof, 'tickwire.cfg'),
            '--print-books', '1']
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.5)
+    # long enough for a loaded machine (2 shared cpus, tests in parallel) to
+    # preload the files and replay the capture more than once
+    time.sleep(5)
     if p.poll() is not None:
         print(p.communicate())
         fail('tickwire ended before SIGTERM (infinite_rx=1 should loop)')
@@ -242,6 +254,374 @@ def check_report(ctx):
     if p.returncode != 1 or 'not a tickwire latency file' not in p.stderr:
         fail('a non-latency file was not refused')
     print('ok: tickwire-report on recorded files')
+
+
+# -- pcap files: read, merge, write (classic pcap, ns or us) --------------------
+
+def pcap_records(path):
+    """(capture time ns, frame bytes, wire length) of every record."""
+    d = open(path, 'rb').read()
+    magic = struct.unpack('<I', d[:4])[0]
+    if magic not in (0xa1b2c3d4, 0xa1b23c4d):
+        fail('%s: not a little-endian classic pcap' % path)
+    nano = magic == 0xa1b23c4d
+    o = 24
+    while o + 16 <= len(d):
+        sec, frac, caplen, wire = struct.unpack('<IIII', d[o:o + 16])
+        yield sec * 10**9 + (frac if nano else frac * 1000), d[o + 16:o + 16 + caplen], wire
+        o += 16 + caplen
+
+
+def pcap_write(path, records):
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<IHHiIII', 0xa1b23c4d, 2, 4, 0, 0, 65535, 1))
+        for t, frame, wire in records:
+            f.write(struct.pack('<IIII', t // 10**9, t % 10**9, len(frame), wire))
+            f.write(frame)
+
+
+def pcap_merge(path, inputs, by_time=True):
+    """Write the records of @inputs: merged by capture time (ties keep file
+    order), or interleaved one by one."""
+    lists = [list(pcap_records(i)) for i in inputs]
+    if by_time:
+        out = sorted(((r[0], i, n, r) for i, lst in enumerate(lists) for n, r in enumerate(lst)))
+        pcap_write(path, [r for _, _, _, r in out])
+    else:
+        out = []
+        for n in range(max(len(lst) for lst in lists)):
+            out += [lst[n] for lst in lists if n < len(lst)]
+        pcap_write(path, out)
+    return path
+
+
+def udp_payload(frame):
+    ip = frame[14:]
+    ihl = (ip[0] & 15) * 4
+    return ip[ihl + 8:]
+
+
+def book_channels(ctx, files, *args):
+    """tickwire-book on @files: {channel: {'hash': ..., counter: value}}."""
+    p = subprocess.run([ctx.book, '--counters-only'] + list(args) + list(files),
+                       capture_output=True, text=True, check=True)
+    chans = {}
+    for block in re.split(r'^channel ', p.stdout, flags=re.M)[1:]:
+        m = re.match(r'(\d+): \d+ instruments, book hash ([0-9a-f]+)', block)
+        ref = {'hash': '0x' + m.group(2)}
+        ref.update(dict(re.findall(r'(\w+)=(\d+)', block)))
+        chans[int(m.group(1))] = ref
+    return chans
+
+
+def channel_counters(out):
+    """channel.ID.KEY VALUE lines: {ID: {KEY: VALUE}}."""
+    chans = {}
+    for ch, key, value in re.findall(r'^channel\.(\d+)\.(\S+) (\S+)$', out, re.M):
+        chans.setdefault(int(ch), {})[key] = value
+    return chans
+
+
+def synth(ctx, name, *args):
+    """tickwire-synth into tmp/name: {'a': A, 'b': B, 's': snapshot} paths."""
+    d = os.path.join(ctx.tmp, name)
+    os.makedirs(d, exist_ok=True)
+    files = {k: os.path.join(d, k + '.pcap') for k in 'abs'}
+    subprocess.run([ctx.synth_exe, '--out-a', files['a'], '--out-b', files['b'],
+                    '--snapshot', files['s']] + list(args), check=True, capture_output=True)
+    return files
+
+
+# Feeds A and B (and the snapshot feeds) on the one rx queue of [port.feed_a],
+# read by the decode lcore in file order: the arbiter sees the packets in the
+# order tickwire-book does, so packet-counted waits compare exactly.
+ONE_QUEUE = [r'^port = feed_b$=>port = feed_a']
+SNAPSHOT_FEEDS = (r'\Z=>\n[feed.snap_a]\nchannel = 310\nkind = snapshot\nside = a\n'
+                  r'group = 224.0.31.22\nudp_port = 14310\nport = feed_a\n\n'
+                  r'[feed.snap340_a]\nchannel = 340\nkind = snapshot\nside = a\n'
+                  r'group = 224.0.31.127\nudp_port = 14340\nport = feed_a\n')
+ONE_THREAD = r'^topology = .*$=>topology = "one-thread";'
+
+
+def arb_wait(packets):
+    return [r'gap_wait_packets = \d+;=>gap_wait_packets = %d;' % packets,
+            r'gap_wait_us = \d+;=>gap_wait_us = 0;']
+
+
+def expect_equal(what, got, want):
+    if str(got) != str(want):
+        fail('%s: tickwire %s, tickwire-book %s' % (what, got, want))
+
+
+def check_join(ctx):
+    # The real capture has no snapshot feed: with join "recover" every
+    # instrument first seen mid-stream stays stale (CME's late-join rule),
+    # with "trust" (the default of recovery.mode "none") none does.
+    ref = book_channels(ctx, [ctx.capture], '--join', 'recover')[340]
+    out = ctx.run_tickwire(ctx.profile('join-recover', [
+        ONE_THREAD, r'^(\s*)join = "\w+";=>\1join = "recover";']))
+    c = counters(out)
+    for key in ('stale_books', 'stale_entries', 'packets_applied', 'book_updates'):
+        expect_equal('join recover: book.' + key, c['book.' + key], ref[key])
+    expect_equal('join recover: book.hash', c['book.hash'], ref['hash'])
+    if int(c['book.stale_books']) == 0 or int(c['book.book_updates']) != 0:
+        fail('join recover: books were not left stale (%s stale)' % c['book.stale_books'])
+    trust = counters(ctx.run_tickwire(ctx.profile('join-trust', [ONE_THREAD])))
+    if trust['book.stale_books'] != '0' or trust['book.hash'] == c['book.hash']:
+        fail('join trust: %s stale books' % trust['book.stale_books'])
+    print('ok: recovery.join = "recover": %s of %s books stale, %s entries not applied '
+          '(= tickwire-book --join recover); "trust": 0 stale' %
+          (c['book.stale_books'], c['book.instruments'], c['book.stale_entries']))
+
+
+def check_arbitration(ctx):
+    # Feed A loses 5 %, feed B reorders 30 % (a late copy can fill A's gap if
+    # the arbiter waits long enough), and packets 900-902 are lost on both.
+    f = synth(ctx, 'arb', '--seed', '7', '--events', '3000', '--drop-a', '0.05',
+              '--reorder-b', '0.3', '--gap', '900:3')
+    ab = pcap_merge(os.path.join(ctx.tmp, 'arb-ab.pcap'), [f['a'], f['b']])
+    lost = {}
+    for wait in (1, 64):
+        ref = book_channels(ctx, [ab], '--wait-packets', str(wait), '--wait-us', '0')[310]
+        out = ctx.run_tickwire(ctx.profile('wait%d' % wait, [ONE_THREAD] + arb_wait(wait),
+                                           ONE_QUEUE, rx=(ab, ab)))
+        c = counters(out)
+        for key, want in (('arb.lost_packets', ref['lost_packets']),
+                          ('arb.gaps', ref['gaps']),
+                          ('book.packets_applied', ref['packets_applied']),
+                          ('book.rpt_seq_gaps', ref['rpt_seq_gaps']),
+                          ('book.stale_books', ref['stale_books']),
+                          ('book.hash', ref['hash'])):
+            expect_equal('gap_wait_packets %d: %s' % (wait, key), c[key], want)
+        lost[wait] = int(c['arb.lost_packets'])
+        if wait == 1:
+            # on_loss "stale_all": a declared loss makes every valid book stale
+            sa = counters(ctx.run_tickwire(ctx.profile('stale-all', [
+                ONE_THREAD, r'^(\s*)on_loss = "\w+";=>\1on_loss = "stale_all";'] +
+                arb_wait(1), ONE_QUEUE, rx=(ab, ab))))
+            if int(sa['book.stale_marked_on_loss']) == 0 or \
+                    int(c['book.stale_marked_on_loss']) != 0:
+                fail('recovery.on_loss: stale_all marked %s, rpt_seq %s' %
+                     (sa['book.stale_marked_on_loss'], c['book.stale_marked_on_loss']))
+            stale_all = sa['book.stale_marked_on_loss']
+    if not lost[1] > lost[64] >= 3:
+        fail('gap_wait_packets did not change the declared losses: %s' % lost)
+    print('ok: arbitration.gap_wait_packets 1 -> %d lost, 64 -> %d lost (both = '
+          'tickwire-book); recovery.on_loss "stale_all" marked %s books stale' %
+          (lost[1], lost[64], stale_all))
+
+
+def check_recovery(ctx):
+    # Packets 900-902 lost on both feeds: the instruments they carried go
+    # stale; the snapshot loop (every 500 packets) recovers them with
+    # recovery.mode "snapshot", and not with "none" (snapshots skipped).
+    f = synth(ctx, 'rec', '--seed', '7', '--events', '3000', '--gap', '900:3')
+    abs_ = pcap_merge(os.path.join(ctx.tmp, 'rec-abs.pcap'), [f['a'], f['b'], f['s']])
+    ab = pcap_merge(os.path.join(ctx.tmp, 'rec-ab.pcap'), [f['a'], f['b']])
+    snaps = sum(1 for _ in pcap_records(f['s']))
+    ref = book_channels(ctx, [abs_], '--snapshot-a', '224.0.31.22')[310]
+    out = ctx.run_tickwire(ctx.profile('snapshot', [
+        ONE_THREAD, r'mode = "none";=>mode = "snapshot";'],
+        ONE_QUEUE + [SNAPSHOT_FEEDS], rx=(abs_, abs_)))
+    c = counters(out)
+    for key in ('recoveries', 'snapshots', 'stale_books', 'rpt_seq_gaps', 'packets_applied'):
+        expect_equal('mode snapshot: book.' + key, c['book.' + key], ref[key])
+    expect_equal('mode snapshot: book.hash', c['book.hash'], ref['hash'])
+    if int(c['book.recoveries']) == 0 or c['book.stale_books'] != '0':
+        fail('mode snapshot: %s recoveries, %s stale' % (c['book.recoveries'],
+                                                         c['book.stale_books']))
+    ref = book_channels(ctx, [ab])[310]
+    none = counters(ctx.run_tickwire(ctx.profile('none', [ONE_THREAD],
+                                                 ONE_QUEUE + [SNAPSHOT_FEEDS],
+                                                 rx=(abs_, abs_))))
+    expect_equal('mode none: book.stale_books', none['book.stale_books'], ref['stale_books'])
+    expect_equal('mode none: book.hash', none['book.hash'], ref['hash'])
+    if int(none['chain.snapshots_skipped']) != snaps or none['book.recoveries'] != '0' or \
+            int(none['book.stale_books']) == 0:
+        fail('mode none: %s of %d snapshot packets skipped, %s recoveries' %
+             (none['chain.snapshots_skipped'], snaps, none['book.recoveries']))
+    print('ok: recovery.mode "snapshot": %s books recovered, 0 stale (= tickwire-book); '
+          '"none": %s snapshot packets skipped, %s books stay stale' %
+          (c['book.recoveries'], none['chain.snapshots_skipped'], none['book.stale_books']))
+
+
+def check_channels(ctx):
+    # The demo's two channels at once: the synthetic channel 310 and the real
+    # channel 340, interleaved packet by packet on both ports. Each channel
+    # has its own arbiter and books, so each ends as tickwire-book alone on
+    # its own capture (with one arbiter for both, the two MsgSeqNum
+    # sequences would collide).
+    a = pcap_merge(os.path.join(ctx.tmp, 'two-a.pcap'), [ctx.synth[0], ctx.capture], False)
+    b = pcap_merge(os.path.join(ctx.tmp, 'two-b.pcap'), [ctx.synth[1], ctx.capture], False)
+    refs = {310: book_channels(ctx, ctx.synth)[310], 340: book_channels(ctx, [ctx.capture])[340]}
+    for topology in ('one-thread', 'two-stage'):
+        out = ctx.run_tickwire(ctx.profile('two-' + topology, [
+            r'^topology = .*$=>topology = "%s";' % topology,
+            r'(capture_to_decode = \{[^}]*?capacity = )\d+=>\g<1>65536'],
+            [r'^mbufs = \d+$=>mbufs = 65535'], rx=(a, b)))
+        chans = channel_counters(out)
+        c = counters(out)
+        if sorted(chans) != [310, 340]:
+            fail('channels %s, want 310 and 340' % sorted(chans))
+        drops = sum(int(v) for k, v in c.items() if k.endswith('handoff_drops'))
+        if drops:
+            fail('%s: %d hand-off drops' % (topology, drops))
+        for ch, ref in refs.items():
+            for key, want in (('book.hash', ref['hash']),
+                              ('book.packets_applied', ref['packets_applied']),
+                              ('book.messages', ref['messages']),
+                              ('book.rpt_seq_gaps', ref['rpt_seq_gaps']),
+                              ('arb.lost_packets', ref['lost_packets']),
+                              ('arb.packets_a', ref['packets_a']),
+                              ('arb.packets_b', ref['packets_b'])):
+                expect_equal('%s channel %d %s' % (topology, ch, key), chans[ch][key], want)
+        if c['chain.unknown_channel'] != '0':
+            fail('unknown channel packets: %s' % c['chain.unknown_channel'])
+        print('ok: %s: channels 310 and 340 interleaved, each equal to tickwire-book alone '
+              '(%s + %s packets applied)' % (topology, chans[310]['book.packets_applied'],
+                                              chans[340]['book.packets_applied']))
+
+
+def check_stats(ctx):
+    # stats.interval_ms = 200 during an infinite replay: a line at each
+    # interval, the counts moving.
+    prof = ctx.profile('stats', synthetic=True, infinite=True,
+                       cfg=[r'stop_idle_ms = \d+;=>stop_idle_ms = 0;',
+                            r'interval_ms = \d+;=>interval_ms = 200;'],
+                       ini=[r'^mbufs = \d+$=>mbufs = 65535'])
+    p = subprocess.Popen(ctx.tickwire_cmd(prof, ['--print-books', '0']),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pat = re.compile(r'^tickwire: stats: rx (\d+) decoded (\d+) events \d+ orders \d+ '
+                     r'drops \d+ \| channel 310 applied (\d+) lost \d+ stale \d+ \| '
+                     r'channel 340 applied \d+')
+    lines, err_lines = [], []
+
+    def read_err():
+        for line in p.stderr:
+            err_lines.append(line)
+            m = pat.match(line)
+            if m:
+                lines.append((time.monotonic(), int(m.group(1))))
+    reader = threading.Thread(target=read_err, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 40   # the ports come up first (infinite_rx preloads)
+    while len(lines) < 10 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.1)
+    p.send_signal(signal.SIGTERM)
+    try:
+        out = p.communicate(timeout=20)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail('no exit within 20 s of SIGTERM')
+    reader.join(5)
+    if p.returncode != 0:
+        print(out, ''.join(err_lines))
+        fail('tickwire exited %d' % p.returncode)
+    if len(lines) < 10:
+        print(''.join(err_lines))
+        fail('%d periodic stats lines in 40 s at 200 ms' % len(lines))
+    rx = [x[1] for x in lines]
+    gaps = sorted(b[0] - a[0] for a, b in zip(lines, lines[1:]))
+    if rx != sorted(rx) or rx[-1] <= rx[0]:
+        fail('periodic stats did not move: %s' % rx)
+    # a loaded machine stretches the interval, never halves it
+    if not 0.1 <= gaps[len(gaps) // 2] <= 1.0:
+        fail('median interval between stats lines %.3f s, want 0.2' % gaps[len(gaps) // 2])
+    print('ok: stats.interval_ms 200: %d lines, median interval %.3f s, rx %d -> %d' %
+          (len(lines), gaps[len(gaps) // 2], rx[0], rx[-1]))
+    # --stats-interval 0 overrides the file: none
+    out = subprocess.run(ctx.tickwire_cmd(ctx.profile('stats-off', synthetic=True, cfg=[
+        r'interval_ms = \d+;=>interval_ms = 200;']), ['--stats-interval', '0']),
+        capture_output=True, text=True, timeout=60)
+    if out.returncode != 0 or 'tickwire: stats:' in out.stderr:
+        fail('--stats-interval 0 did not turn the periodic stats off')
+    print('ok: --stats-interval 0: no periodic stats')
+
+
+def check_preflight(ctx):
+    checked = 0
+    # 1. hugepages: a profile that needs them, on a machine without any
+    nr = '/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages'
+    huge = os.path.exists(nr) and int(open(nr).read()) > 0
+    prof = ctx.profile('huge', synthetic=True, ini=[r'^no_huge = true$=>no_huge = false'])
+    if not huge:
+        p = subprocess.run(ctx.tickwire_cmd(prof), capture_output=True, text=True, timeout=60)
+        fix = re.search(r'^  fix: echo (\d+) \| sudo tee %s ' % re.escape(nr), p.stderr, re.M)
+        if p.returncode != 1 or 'EAL init failed' not in p.stderr or fix is None or \
+                'preflight: no 2048 kB hugepages are reserved' not in p.stderr:
+            print(p.stderr)
+            fail('no hugepages: EAL failure not explained with the fix')
+        print('ok: no hugepages -> %s' % fix.group(0).strip())
+        checked += 1
+    else:
+        print('(hugepages reserved on this machine: hugepage case not checked)')
+    # 2. privilege: the same profile as an unprivileged user
+    if os.geteuid() == 0 and shutil.which('setpriv'):
+        wrapper = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']
+    elif os.geteuid() != 0:
+        wrapper = []
+    else:
+        wrapper = None
+    if wrapper is not None:
+        for d in (ctx.tmp, prof):
+            os.chmod(d, 0o755)
+        env = dict(os.environ, XDG_RUNTIME_DIR=os.path.join(ctx.tmp, 'run'))
+        p = subprocess.run(ctx.tickwire_cmd(prof, wrapper=wrapper), capture_output=True,
+                           text=True, timeout=60, env=env)
+        m = re.search(r'^preflight: running as uid (\d+): .*\n  fix: sudo ', p.stderr, re.M)
+        if p.returncode != 1 or m is None:
+            print(p.stderr)
+            fail('not root: EAL failure not explained with the fix')
+        print('ok: uid %s -> %s' % (m.group(1), m.group(0).splitlines()[-1].strip()))
+        checked += 1
+    # 3. a PCI port bound to its kernel driver, in a fake sysfs: EAL starts
+    # (the device is not probed), the port is missing, preflight says why
+    root = os.path.join(ctx.tmp, 'fakeroot')
+    dev = os.path.join(root, 'sys/bus/pci/devices/0000:00:1f.6')
+    drv = os.path.join(root, 'sys/bus/pci/drivers/e1000e')
+    os.makedirs(os.path.join(dev, 'net/eth9'))
+    os.makedirs(drv)
+    os.symlink(drv, os.path.join(dev, 'driver'))
+    open(os.path.join(dev, 'numa_node'), 'w').write('0\n')
+    prof = ctx.profile('kernel-bound', synthetic=True, ini=[
+        r'^vdev = net_pcap0,.*$=>pci = 0000:00:1f.6', r'^no_pci = true$=>no_pci = false'])
+    p = subprocess.run(ctx.tickwire_cmd(prof, ['--sysfs', os.path.join(root, 'sys'),
+                                               '--preflight-root', root]),
+                       capture_output=True, text=True, timeout=60)
+    m = re.search(r'^preflight: port feed_a: PCI device 0000:00:1f.6 is bound to the kernel '
+                  r'driver e1000e.*\n  fix: (.*dpdk-devbind.py --bind=vfio-pci 0000:00:1f.6)$',
+                  p.stderr, re.M)
+    if p.returncode != 1 or m is None:
+        print(p.stdout, p.stderr)
+        fail('kernel-bound PCI port: not explained with the fix')
+    print('ok: kernel-bound port -> fix: %s' % m.group(1))
+    checked += 1
+    print('ok: preflight: %d cases' % checked)
+
+
+def check_rx_clock(ctx):
+    # --rx-clock nic: t0 is the port's rx timestamp; net_pcap gives the
+    # capture time (in microseconds), so every record's t0 is the capture
+    # time of a copy of its packet, truncated to the microsecond.
+    prof = ctx.profile('rx-clock', synthetic=True, cfg=[ONE_THREAD])
+    ctx.run_tickwire(prof, extra=['--rx-clock', 'nic', '--print-books', '0'])
+    d = open(os.path.join(prof, 'latency.bin'), 'rb').read()
+    flags, hz, n = struct.unpack('<IQQ', d[20:40])
+    if not flags & 2 or hz != 10**9 or n == 0:
+        fail('latency file: flags %#x, tsc_hz %d, %d records' % (flags, hz, n))
+    times = {}
+    for path in ctx.synth:
+        for t, frame, _ in pcap_records(path):
+            seq = struct.unpack('<I', udp_payload(frame)[:4])[0]
+            times.setdefault(seq, set()).add(t // 1000 * 1000)
+    bad = 0
+    for i in range(n):
+        t0, _, _, _, _, _, _, seq = struct.unpack('<QQiBBHII', d[64 + 32 * i:96 + 32 * i])
+        if t0 not in times.get(seq, ()):
+            bad += 1
+    if bad:
+        fail('%d of %d records: t0 is not the capture time of their packet' % (bad, n))
+    print('ok: --rx-clock nic: t0 of all %d records = capture time of their packet' % n)
 
 
 # -- iLink 3: demo replay -> strategy -> order-out -> tickwire-ilink-sim -------
@@ -329,13 +709,21 @@ def check_ilink_risk(ctx):
                            r'max_open_orders = \d+;=>max_open_orders = 2;',
                            r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
                        ini=[r'^mbufs = \d+$=>mbufs = 65535'])
-    cmd = [ctx.tickwire, '--file-prefix', 'tw-ilink-risk-%d' % os.getpid(), '--',
+    prefix = 'tw-ilink-risk-%d' % os.getpid()
+    cmd = [ctx.tickwire, '--file-prefix', prefix, '--',
            '--ports', os.path.join(prof, 'ports.ini'),
            '--config', os.path.join(prof, 'tickwire.cfg'), '--print-books', '0']
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    # SIGUSR1 once the two orders are out and others were refused (a fixed
+    # sleep raced a slow start on a loaded machine), then once both cancels
+    # are answered, SIGTERM
+    stats = wait_stats(prefix, lambda s: s.get('orders_sent', 0) >= 2 and
+                       s.get('orders_refused', 0) > 0)
+    if stats is None:
+        p.kill()
+        fail('risk / kill switch: no 2 orders sent and 1 refused within 30 s')
     p.send_signal(signal.SIGUSR1)
-    time.sleep(1)
+    wait_stats(prefix, lambda s: s.get('exec_canceled', 0) >= 2)
     p.send_signal(signal.SIGTERM)
     try:
         out, err = p.communicate(timeout=20)
@@ -432,6 +820,26 @@ class Telemetry:
         return json.loads(self.s.recv(65536).decode())
 
 
+def wait_stats(prefix, done, seconds=30):
+    """Poll /tickwire/stats of a running tickwire until done(stats) holds;
+    @return the stats, or None after @p seconds."""
+    path = telemetry_path(prefix)
+    end = time.monotonic() + seconds
+    t = None
+    while time.monotonic() < end:
+        try:
+            if t is None and os.path.exists(path):
+                t = Telemetry(path)
+            if t is not None:
+                st = t.query('/tickwire/stats')['/tickwire/stats']
+                if st and done(st):
+                    return st
+        except (OSError, ValueError):
+            t = None
+        time.sleep(0.05)
+    return None
+
+
 def check_telemetry(ctx):
     prof = ctx.profile('telemetry', synthetic=True, infinite=True,
                        cfg=[r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
@@ -472,6 +880,12 @@ def check_telemetry(ctx):
         # duplicates, so packets move but book events need not
         if second['book_events'] == 0:
             fail('/tickwire/stats: no book event')
+        # one arbiter and one set of books per channel of ports.ini
+        if second.get('channel_310_packets_applied', 0) == 0 or \
+                second.get('channel_310_rx_packets', 0) == 0 or \
+                second.get('channel_340_rx_packets') != 0:
+            fail('/tickwire/stats: per-channel counters: %s' %
+                 {k: v for k, v in second.items() if k.startswith('channel_')})
         for key in ('capture_a_rx', 'decode_rx_packets'):
             if second[key] <= first[key]:
                 fail('/tickwire/stats: %s did not move (%d -> %d)' %
@@ -516,7 +930,8 @@ def main():
     ap.add_argument('test')
     a = ap.parse_args()
     ctx = Ctx(a)
-    needs_data = a.test not in ('bad-config', 'ilink', 'ilink-risk', 'topology', 'telemetry')
+    needs_data = a.test not in ('bad-config', 'ilink', 'ilink-risk', 'topology', 'telemetry',
+                                'arbitration', 'recovery', 'stats', 'preflight', 'rx-clock')
     if needs_data and not os.path.exists(ctx.capture):
         print('SKIP: %s missing' % ctx.capture)
         sys.exit(77)
@@ -534,6 +949,13 @@ def main():
         'ilink-risk': lambda: check_ilink_risk(ctx),
         'topology': lambda: check_topology(ctx),
         'telemetry': lambda: check_telemetry(ctx),
+        'join': lambda: check_join(ctx),
+        'arbitration': lambda: check_arbitration(ctx),
+        'recovery': lambda: check_recovery(ctx),
+        'channels': lambda: check_channels(ctx),
+        'stats': lambda: check_stats(ctx),
+        'preflight': lambda: check_preflight(ctx),
+        'rx-clock': lambda: check_rx_clock(ctx),
     }[a.test]()
 
 
