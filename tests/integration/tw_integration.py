@@ -205,13 +205,14 @@ def check_sigterm(ctx):
     prof = ctx.profile('sigterm', infinite=True,
                        cfg=[r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
                        ini=[r'^mbufs = \d+$=>mbufs = 32767'])
-    cmd = [ctx.tickwire, '--file-prefix', 'tw-sigterm-%d' % os.getpid(), '--', '--ports',
+    prefix = 'tw-sigterm-%d' % os.getpid()
+    cmd = [ctx.tickwire, '--file-prefix', prefix, '--', '--ports',
            os.path.join(prof, 'ports.ini'), '--config', os.path.join(prof, 'tickwire.cfg'),
            '--print-books', '1']
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # long enough for a loaded machine (2 shared cpus, tests in parallel) to
-    # preload the files and replay the capture more than once
-    time.sleep(5)
+    # SIGTERM once the capture has been replayed more than once (a fixed
+    # sleep was too short under ASan on a loaded machine)
+    wait_stats(prefix, lambda s: s.get('capture_a_rx', 0) > 10000, seconds=90)
     if p.poll() is not None:
         print(p.communicate())
         fail('tickwire ended before SIGTERM (infinite_rx=1 should loop)')
