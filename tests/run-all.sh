@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the whole test suite the way CI does:
 #   1. default build (gcc, -Werror): every suite;
-#   2. ASan+UBSan build: every suite but perf;
+#   2. ASan+UBSan build: every suite but perf, image and ansible (they test
+#      the rollout and the image, not the sanitized code);
 #   3. TSan build: the concurrent suites (lib/actor);
 #   4. clang fuzz build: the MDP3 libFuzzer harness for $TW_FUZZ_SECONDS
 #      (default 120 s), failing on any crash.
@@ -37,7 +38,7 @@ run_build() { # name, meson test args, meson setup args...
 }
 
 run_build default ""
-run_build asan "--no-suite perf" -Db_sanitize=address,undefined -Db_lundef=false
+run_build asan "--no-suite perf --no-suite image --no-suite ansible" -Db_sanitize=address,undefined -Db_lundef=false
 run_build tsan "--suite actor" -Db_sanitize=thread -Db_lundef=false
 TW_FUZZ_SECONDS=${TW_FUZZ_SECONDS:-120} CC=clang run_build fuzz "--suite fuzz" -Dfuzz=true
 

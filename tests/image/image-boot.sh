@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# image_boot: build the image from this tree (image/build, profile
+# dpdk-config/qemu), boot it under qemu TCG with image/qemu-run --check and
+# read the result line the image's boot check prints on the serial console.
+#   tests/image/image-boot.sh BUILD SOURCE
+# Everything goes under BUILD/tests/image/ (nothing is cached elsewhere).
+# TW_IMAGE_BOOT_TIMEOUT (s, default 600) bounds the boot.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+dir=$build/tests/image
+img=$dir/tickwire.raw
+log=$dir/serial.log
+mkdir -p "$dir"
+rm -f "$img" "$log"
+
+t0=$SECONDS
+"$src/image/build" --build-dir "$build" --out "$img"
+t_build=$((SECONDS - t0))
+echo "image_boot: image built in ${t_build} s"
+
+t1=$SECONDS
+rc=0
+"$src/image/qemu-run" "$img" --snapshot --check --log "$log" \
+	--timeout "${TW_IMAGE_BOOT_TIMEOUT:-600}" </dev/null || rc=$?
+t_boot=$((SECONDS - t1))
+echo "image_boot: qemu exited with status $rc after ${t_boot} s (build ${t_build} s, total $((SECONDS - t0)) s)"
+
+line=$(tr -d '\r' <"$log" | grep -a -m1 -o 'TICKWIRE-IMAGE-CHECK: .*' || true)
+if [ -z "$line" ]; then
+	echo "image_boot: FAIL: no TICKWIRE-IMAGE-CHECK line on the serial console; last lines of $log:"
+	tail -40 "$log" | tr -d '\r'
+	exit 1
+fi
+echo "image_boot: $line"
+booted=$(tr -d '\r' <"$log" | grep -a -m1 -o 'Reached target.*Multi-User System' || true)
+[ -n "$booted" ] || echo "image_boot: (no 'Reached target Multi-User System' line in the log)"
+case $line in
+"TICKWIRE-IMAGE-CHECK: PASS "*) exit 0 ;;
+*)
+	tr -d '\r' <"$log" | grep -a -E 'tickwire|tuned' | tail -30
+	exit 1
+	;;
+esac

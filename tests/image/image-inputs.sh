@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# image_inputs: image/build refuses bad inputs clearly and before mmdebstrap
+# runs; the image inventory says what dpdk-config/qemu says; the image
+# scripts are shellcheck-clean.   tests/image/image-inputs.sh BUILD SOURCE
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d "$build/tests/image/inputs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
+
+# A stand-in mmdebstrap first on PATH: it must never run in these cases.
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\ntouch "%s/mmdebstrap-ran"\nexit 1\n' "$tmp" >"$tmp/bin/mmdebstrap"
+chmod +x "$tmp/bin/mmdebstrap"
+
+expect_refusal() { # name pattern-on-stderr image/build args...
+	local name=$1 pattern=$2 rc=0
+	shift 2
+	PATH=$tmp/bin:$PATH "$src/image/build" --build-dir "$build" --out "$tmp/out/x.raw" "$@" \
+		>"$tmp/stdout" 2>"$tmp/stderr" || rc=$?
+	if [ "$rc" -ne 1 ]; then
+		not_ok "$name: exit status $rc, expected 1"; cat "$tmp/stderr"
+	elif ! grep -qE -- "$pattern" "$tmp/stderr"; then
+		not_ok "$name: stderr lacks /$pattern/"; cat "$tmp/stderr"
+	elif [ -e "$tmp/mmdebstrap-ran" ] || [ -e "$tmp/out/x.raw" ]; then
+		not_ok "$name: mmdebstrap ran or an image was written"
+	else
+		ok "$name: $(grep -m1 -E -- "$pattern" "$tmp/stderr")"
+	fi
+}
+
+# 1. a core map that tickwire-check refuses: capture_a on an lcore eal.lcores lacks
+mkdir -p "$tmp/bad-lcore"
+cp "$src/dpdk-config/qemu/ports.ini" "$tmp/bad-lcore/"
+sed 's/^  capture_a = 1;/  capture_a = 9;/' "$src/dpdk-config/qemu/tickwire.cfg" >"$tmp/bad-lcore/tickwire.cfg"
+line=$(grep -n '^  capture_a = 9;' "$tmp/bad-lcore/tickwire.cfg" | cut -d: -f1)
+expect_refusal "profile refused by tickwire-check" "^$tmp/bad-lcore/tickwire.cfg:$line: error: lcores.capture_a" \
+	--profile "$tmp/bad-lcore"
+grep -q 'nothing was built' "$tmp/stderr" || not_ok "profile refused: no 'nothing was built'"
+
+# 2. a hot lcore on the housekeeping cpu with isolation required
+mkdir -p "$tmp/bad-iso"
+sed 's/^lcores = 0-3,4@3$/lcores = 0-3,4@0/' "$src/dpdk-config/qemu/ports.ini" >"$tmp/bad-iso/ports.ini"
+cp "$src/dpdk-config/qemu/tickwire.cfg" "$tmp/bad-iso/"
+expect_refusal "hot lcore not isolated" "tickwire.cfg:[0-9]+: error: lcores.order_out = 4 \(cpu 0\)" --profile "$tmp/bad-iso"
+
+# 3. a profile directory without tickwire.cfg
+mkdir -p "$tmp/half"
+cp "$src/dpdk-config/qemu/ports.ini" "$tmp/half/"
+expect_refusal "incomplete profile" "--profile $tmp/half: no tickwire.cfg there" --profile "$tmp/half"
+
+# 4. a private key passed as --ssh-key
+printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n' >"$tmp/id"
+expect_refusal "private key refused" "--ssh-key $tmp/id: not an OpenSSH public key file" --ssh-key "$tmp/id"
+
+# 5. unknown option, a topology hwloc cannot read, a build tree that is not one
+expect_refusal "unknown option" "unknown option '--profil'" --profil x
+expect_refusal "bad topology" "could not judge --profile .* against --topology" --topology "pack:banana"
+rc=0
+PATH=$tmp/bin:$PATH "$src/image/build" --build-dir "$tmp" >/dev/null 2>"$tmp/stderr" || rc=$?
+if [ "$rc" -eq 1 ] && grep -q "not a meson build tree" "$tmp/stderr"; then ok "not a build tree"; else not_ok "not a build tree (rc $rc)"; fi
+
+# 6. the good profile passes the input checks
+if "$src/image/build" --build-dir "$build" --check-only >"$tmp/stdout" 2>"$tmp/stderr"; then
+	ok "dpdk-config/qemu accepted: $(tail -1 "$tmp/stdout")"
+else
+	not_ok "dpdk-config/qemu refused by image/build --check-only"; cat "$tmp/stderr"
+fi
+
+# 7. image/inventory's host says exactly what dpdk-config/qemu says
+if python3 - "$src" <<'PY'
+import json, subprocess, sys, yaml
+src = sys.argv[1]
+want = json.loads(subprocess.check_output(
+    ["python3", src + "/image/lib/profile-vars.py", src + "/dpdk-config/qemu"]))
+with open(src + "/image/inventory/host_vars/tickwire-qemu.yml") as f:
+    have = yaml.safe_load(f)
+bad = [k for k in want if have.get(k) != want[k]]
+if bad:
+    print("image/inventory/host_vars/tickwire-qemu.yml differs from dpdk-config/qemu in: "
+          + ", ".join(bad) + "; hint: regenerate with python3 image/lib/profile-vars.py dpdk-config/qemu")
+    sys.exit(1)
+PY
+then ok "inventory matches dpdk-config/qemu"; else not_ok "inventory and dpdk-config/qemu differ"; fi
+
+# 8. qemu-run refuses a missing image
+rc=0
+"$src/image/qemu-run" "$tmp/none.raw" >/dev/null 2>"$tmp/stderr" || rc=$?
+if [ "$rc" -eq 1 ] && grep -q "not readable" "$tmp/stderr"; then ok "qemu-run: missing image"; else not_ok "qemu-run: missing image (rc $rc)"; fi
+
+# 9. shellcheck
+if command -v shellcheck >/dev/null; then
+	if shellcheck "$src/image/build" "$src/image/qemu-run" "$src/image/files/tickwire-image-check" \
+		"$src/image/files/tickwire-vfio-bind" "$src/tests/image/"*.sh; then
+		ok "shellcheck"
+	else
+		not_ok "shellcheck"
+	fi
+else
+	not_ok "shellcheck not installed (.ci/packages lists it)"
+fi
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]
