@@ -11,7 +11,7 @@
 #    the pair validates, the appliance cannot start) and a second inventory
 #    host behind it: the gate fails, the first host is rolled back to the
 #    previous pair and healthy again, and the second host is never touched.
-# TW_ROLLOUT_TIMEOUT (s, default 840) bounds the whole test.
+# TW_ROLLOUT_TIMEOUT (s, default 1500) bounds the whole test.
 set -eu
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
@@ -25,7 +25,7 @@ for t in ansible-playbook qemu-system-x86_64 ssh ssh-keygen; do
 done
 [ -x "$src/image/build" ] && [ -x "$src/image/qemu-run" ] || { echo "SKIP: image/build or image/qemu-run missing"; exit 77; }
 start=$(date +%s)
-deadline=$((start + ${TW_ROLLOUT_TIMEOUT:-840}))
+deadline=$((start + ${TW_ROLLOUT_TIMEOUT:-1500}))
 fail() {
 	echo "FAIL: $*"
 	exit 1
