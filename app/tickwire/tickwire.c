@@ -322,7 +322,8 @@ hand_off(struct rte_mbuf *m, const struct queue_feed *f, const struct tw_pcap_l4
 	return true;
 }
 
-static void
+/* Returns the packets received (0: the queue was empty). */
+static uint16_t
 poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 {
 	struct rte_mbuf *pkts[BURST];
@@ -333,7 +334,7 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 
 	n = rte_eth_rx_burst(q->port_id, q->queue, pkts, BURST);
 	if (n == 0)
-		return;
+		return 0;
 	bump(&p->stats.bursts, 1);
 	bump(&p->stats.rx, n);
 	allowed = budget(n);
@@ -401,30 +402,61 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 			rte_pktmbuf_free_bulk(&to_ring[done], n_ring - done);
 		}
 	}
+	return n;
+}
+
+/*
+ * tickwire.cfg poll: after idle_polls empty polls in a row a hot lcore
+ * sleeps idle_sleep_us per further empty poll (lab hosts sharing their
+ * cpus); idle_sleep_us = 0 busy-polls forever and costs one predicted
+ * branch per poll.
+ */
+struct idler {
+	uint32_t empty;
+};
+
+static inline void
+idle_account(struct idler *id, bool worked)
+{
+	const struct tw_cfg_poll *pc = &g_app.cfg->poll;
+
+	if (worked) {
+		id->empty = 0;
+	} else if (pc->idle_sleep_us != 0 && ++id->empty >= pc->idle_polls) {
+		id->empty = pc->idle_polls;
+		rte_delay_us_sleep(pc->idle_sleep_us);
+	}
 }
 
 static int
 capture_main(void *arg)
 {
 	struct poller *p = arg;
+	struct idler idle = { 0 };
 
 	TW_LOG(INFO, capture, "%s on lcore %u, %u rx queue(s)\n", p->name, rte_lcore_id(),
 	       p->n_queues);
-	while (!atomic_load_explicit(&g_app.quit_capture, memory_order_acquire))
+	while (!atomic_load_explicit(&g_app.quit_capture, memory_order_acquire)) {
+		uint32_t got = 0;
+
 		for (uint32_t i = 0; i < p->n_queues; i++)
-			poll_queue(p, &p->queues[i], false);
+			got += poll_queue(p, &p->queues[i], false);
+		idle_account(&idle, got != 0);
+	}
 	return 0;
 }
 
 /* -- decode lcore ----------------------------------------------------------------- */
 
-static void
+/* Returns the packets taken off the ring. */
+static unsigned int
 drain_ring(void)
 {
 	void *objs[BURST];
-	unsigned int n;
+	unsigned int n, total = 0;
 
 	while ((n = rte_ring_dequeue_burst(g_app.ring, objs, BURST, NULL)) != 0) {
+		total += n;
 		for (unsigned int i = 0; i < n; i++) {
 			struct rte_mbuf *m = objs[i];
 			const struct rx_meta *meta = RTE_MBUF_DYNFIELD(m, g_app.meta_offset,
@@ -445,6 +477,7 @@ drain_ring(void)
 			}
 		}
 	}
+	return total;
 }
 
 static int
@@ -454,6 +487,7 @@ decode_main(void *arg)
 	const bool one_thread = g_app.cfg->topology == TW_CFG_TOPOLOGY_ONE_THREAD;
 	const uint64_t tick = g_app.tsc_hz / (1000000 / TICK_US);
 	uint64_t next_tick = rte_rdtsc() + tick;
+	struct idler idle = { 0 };
 
 	(void)arg;
 	TW_LOG(INFO, decode, "decode group on lcore %u (%s)\n", rte_lcore_id(),
@@ -461,14 +495,17 @@ decode_main(void *arg)
 	act_group_bind(g);
 	while (!atomic_load_explicit(&g_app.quit_decode, memory_order_acquire)) {
 		uint64_t now;
+		uint32_t got = 0;
 
 		if (one_thread) {
 			for (uint32_t i = 0; i < g_app.decode_poll.n_queues; i++)
-				poll_queue(&g_app.decode_poll, &g_app.decode_poll.queues[i], true);
+				got += poll_queue(&g_app.decode_poll,
+						  &g_app.decode_poll.queues[i], true);
 		} else if (g_app.ring != NULL) {
-			drain_ring();
+			got = drain_ring();
 		}
-		act_group_step(g, 0);
+		got += (uint32_t)act_group_step(g, 0);
+		idle_account(&idle, got != 0);
 		now = rte_rdtsc();
 		if (now >= next_tick) {
 			tw_chain_tick(g_app.chain, tsc_to_ns(now), false);
@@ -528,6 +565,7 @@ static int
 order_main(void *arg)
 {
 	struct act_group *g = tw_chain_order_group(g_app.chain);
+	struct idler idle = { 0 };
 
 	(void)arg;
 	TW_LOG(INFO, order, "order-out on lcore %u%s\n", rte_lcore_id(),
@@ -543,6 +581,9 @@ order_main(void *arg)
 			atomic_store_explicit(&g_app.session_state, state, memory_order_release);
 		} else if (busy == 0) {
 			rte_pause();
+			idle_account(&idle, false);
+		} else {
+			idle_account(&idle, true);
 		}
 	}
 	act_group_drain(g);

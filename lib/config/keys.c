@@ -95,6 +95,8 @@ static const struct tw_cfg_key keys[] = {
 	{ C, "session", "keep_alive_ms", I, OPT, 100, 60000, "5000" },
 	{ C, "replay", "stop_after_packets", I, OPT, 0, INT64_C(1) << 53, "0" },
 	{ C, "replay", "stop_idle_ms", I, OPT, 0, 3600000, "0" },
+	{ C, "poll", "idle_sleep_us", I, OPT, 0, 100000, "0" },
+	{ C, "poll", "idle_polls", I, OPT, 1, 1000000000, "100000" },
 	{ C, "latency", "file", S, OPT, 0, TW_CFG_PATH_MAX - 1, "\"\"" },
 	{ C, "stats", "interval_ms", I, OPT, 0, 3600000, "1000" },
 	{ C, "checks", "require_isolation", B, OPT, 0, 1, "false" },

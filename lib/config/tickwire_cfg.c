@@ -931,6 +931,19 @@ static void load_rest(struct cfg_ctx *cc)
 		cfg->replay.stop_after_packets = (uint64_t)v;
 	if (get_int(cc, "replay", "stop_idle_ms", &v, NULL))
 		cfg->replay.stop_idle_ms = (uint32_t)v;
+	if (get_int(cc, "poll", "idle_sleep_us", &v, &cfg->poll.idle_sleep_us_line))
+		cfg->poll.idle_sleep_us = (uint32_t)v;
+	if (get_int(cc, "poll", "idle_polls", &v, NULL))
+		cfg->poll.idle_polls = (uint32_t)v;
+	if (cfg->poll.idle_sleep_us != 0) {
+		f = note_at(cc, TW_CFG_INFO, cfg->poll.idle_sleep_us_line,
+			    "poll.idle_sleep_us = %u: hot lcores sleep after %u empty polls; "
+			    "the first packet after a quiet spell waits up to %u us",
+			    cfg->poll.idle_sleep_us, cfg->poll.idle_polls,
+			    cfg->poll.idle_sleep_us);
+		tw_cfg_finding_hint(f, "for lab hosts that share their cpus; set "
+				    "idle_sleep_us = 0 on a production core map");
+	}
 	if (get_string(cc, "latency", "file", cfg->latency_file, sizeof(cfg->latency_file),
 		       &line) && cfg->latency_file[0] != '\0')
 		check_parent_dir(cc, "latency.file", cfg->latency_file, line);

@@ -429,6 +429,19 @@ struct tw_cfg_replay {
 	uint32_t stop_idle_ms;
 };
 
+/**
+ * poll: what a hot lcore (capture, decode, order-out) does when it finds no
+ * work. Default: busy-poll forever (idle_sleep_us = 0), the production
+ * setting on isolated cores. A lab host (a VM sharing its cpus) may let the
+ * lcores sleep idle_sleep_us after idle_polls empty polls in a row; the first
+ * packet after a quiet spell then waits up to idle_sleep_us.
+ */
+struct tw_cfg_poll {
+	uint32_t idle_sleep_us;           /**< 0 = never sleep */
+	uint32_t idle_polls;              /**< empty polls in a row before sleeping */
+	uint32_t idle_sleep_us_line;      /**< 0 if absent */
+};
+
 /** checks: how strictly lib/topo judges the core map. */
 struct tw_cfg_checks {
 	bool require_isolation;           /**< hot lcore not isolated: error, else warning */
@@ -468,6 +481,7 @@ struct tw_cfg {
 	struct tw_cfg_risk risk;
 	struct tw_cfg_session session;
 	struct tw_cfg_replay replay;
+	struct tw_cfg_poll poll;
 	char latency_file[TW_CFG_PATH_MAX]; /**< latency records; "" = not recorded */
 	uint32_t stats_interval_ms;        /**< periodic stats on the main lcore; 0 = off */
 	struct tw_cfg_checks checks;

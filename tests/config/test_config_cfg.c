@@ -35,6 +35,38 @@ static void good_profile_loads(void **state)
 	assert_string_equal(cfg->latency_file, "");
 	assert_true(cfg->recovery.cancel_on_stale);
 	assert_false(cfg->checks.require_dedicated_cores);
+	assert_int_equal(cfg->poll.idle_sleep_us, 0);                  /* default: busy-poll */
+	assert_int_equal(cfg->poll.idle_polls, 100000);                /* default */
+	fx_free(fx);
+}
+
+static void poll_idle_sleep(void **state)
+{
+	struct fx *fx = fx_new();
+	struct tw_cfg *cfg;
+
+	(void)state;
+	fx_replace(&fx->config_text, "replay = {",
+		   "poll = {\n  idle_sleep_us = 250;\n  idle_polls = 64;\n};\nreplay = {");
+	cfg = fx_expect_ok(fx);
+	assert_int_equal(cfg->poll.idle_sleep_us, 250);
+	assert_int_equal(cfg->poll.idle_polls, 64);
+	/* a note that says what it costs, at the line of idle_sleep_us */
+	assert_non_null(fx_find(fx, TW_CFG_INFO, CFG, fx_line_of(fx->config_text, "idle_sleep_us"),
+				"the first packet after a quiet spell waits up to 250 us"));
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "replay = {",
+		   "poll = {\n  idle_sleep_us = 200000;\n};\nreplay = {");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "idle_sleep_us"),
+			"poll.idle_sleep_us = 200000: out of range 0..100000");
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "replay = {", "poll = {\n  idle_polls = 0;\n};\nreplay = {");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "idle_polls"),
+			"poll.idle_polls = 0: out of range 1..1000000000");
 	fx_free(fx);
 }
 
@@ -578,6 +610,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(good_profile_loads),
+		cmocka_unit_test(poll_idle_sleep),
 		cmocka_unit_test(syntax_error),
 		cmocka_unit_test(unterminated_comment),
 		cmocka_unit_test(integer_that_libconfig_would_wrap),

@@ -923,6 +923,77 @@ def check_telemetry(ctx):
     print('ok: SIGTERM: exit 0')
 
 
+def cpu_seconds(pid):
+    """utime + stime of process @p pid, in seconds (/proc/PID/stat)."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def idle_cpu(ctx, name, cfg):
+    """Replay the synthetic capture once, stay up; @return (cpu seconds used
+    over 2 s once the inputs ran dry, final counters)."""
+    prof = ctx.profile(name, synthetic=True,
+                       cfg=[r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'] + list(cfg))
+    prefix = 'tw-idle-%d-%s' % (os.getpid(), name)
+    cmd = [ctx.tickwire, '--file-prefix', prefix, '--', '--ports',
+           os.path.join(prof, 'ports.ini'), '--config', os.path.join(prof, 'tickwire.cfg'),
+           '--print-books', '3']
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        last = {'rx': -1, 't': time.monotonic()}
+
+        def dry(st):
+            rx = st.get('capture_a_rx', 0) + st.get('capture_b_rx', 0)
+            now = time.monotonic()
+            if rx != last['rx']:
+                last['rx'], last['t'] = rx, now
+            return rx > 0 and now - last['t'] >= 1.0
+        if wait_stats(prefix, dry, seconds=60) is None or p.poll() is not None:
+            p.kill()
+            print(p.communicate())
+            fail('%s: the replay did not run dry with the appliance up' % name)
+        c0, t0 = cpu_seconds(p.pid), time.monotonic()
+        time.sleep(2.0)
+        used = (cpu_seconds(p.pid) - c0) * 2.0 / (time.monotonic() - t0)
+    finally:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail('%s: no exit within 20 s of SIGTERM' % name)
+    if p.returncode != 0:
+        print(out, err)
+        fail('%s: tickwire exited %d' % (name, p.returncode))
+    return used, counters(out)
+
+
+def check_idle(ctx):
+    # poll.idle_sleep_us: once the inputs run dry the hot lcores sleep. Same
+    # run: busy-polling (the default) against sleeping, CPU time over 2 s;
+    # both decode everything and end with the same books.
+    busy, c_busy = idle_cpu(ctx, 'busy', [])
+    sleepy, c_sleep = idle_cpu(ctx, 'sleep', [
+        r'(?m)^replay = \{=>poll = { idle_sleep_us = 1000; idle_polls = 1000; };\nreplay = {'])
+    print('idle: busy-poll %.2f cpu-s per 2 s, idle_sleep_us 1000: %.2f' % (busy, sleepy))
+    if busy < 0.5:
+        fail('busy-polling used %.2f cpu-s in 2 s: the measurement does not see the '
+             'hot lcores' % busy)
+    if sleepy > 0.2 * busy:
+        fail('poll.idle_sleep_us = 1000 used %.2f cpu-s in 2 s against %.2f busy-polling'
+             % (sleepy, busy))
+    keys = [k for k in c_busy if k.split('.')[0] in ('book', 'arb')]
+    if 'book.hash' not in keys:
+        fail('no book.hash in the final counters')
+    for k in keys + ['capture_a.rx', 'capture_b.rx']:
+        if c_sleep.get(k) != c_busy.get(k):
+            fail('%s: %s sleeping, %s busy-polling' % (k, c_sleep.get(k), c_busy.get(k)))
+    print('ok: idle lcores sleep: %.0f %% of the busy-poll cpu time, same counters '
+          'and books (%d counters)' % (100 * sleepy / busy, len(keys)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', required=True)
@@ -932,7 +1003,8 @@ def main():
     a = ap.parse_args()
     ctx = Ctx(a)
     needs_data = a.test not in ('bad-config', 'ilink', 'ilink-risk', 'topology', 'telemetry',
-                                'arbitration', 'recovery', 'stats', 'preflight', 'rx-clock')
+                                'arbitration', 'recovery', 'stats', 'preflight', 'rx-clock',
+                                'idle')
     if needs_data and not os.path.exists(ctx.capture):
         print('SKIP: %s missing' % ctx.capture)
         sys.exit(77)
@@ -957,6 +1029,7 @@ def main():
         'stats': lambda: check_stats(ctx),
         'preflight': lambda: check_preflight(ctx),
         'rx-clock': lambda: check_rx_clock(ctx),
+        'idle': lambda: check_idle(ctx),
     }[a.test]()
 
 
