@@ -76,6 +76,7 @@
 #include "tw_pcap.h"
 #include "tw_preflight.h"
 #include "tw_sdnotify.h"  /* image: systemd notify protocol */
+#include "tw_heartbeat.h" /* hot lcores' progress, for the watchdog */
 #include "tw_topo.h"
 
 RTE_LOG_REGISTER(tw_log_app, tickwire.app, INFO);
@@ -122,6 +123,7 @@ struct poll_stats {
 struct poller {
 	const char *name;
 	unsigned int lcore;
+	int hb;                          /* tw_heartbeat index */
 	uint32_t n_queues;
 	struct rx_queue queues[MAX_QUEUES];
 	struct poll_stats stats;
@@ -166,6 +168,8 @@ struct app {
 
 	struct tw_chain *chain;
 	struct tw_lat_recorder latency;
+	struct tw_heartbeat hb;          /* hot lcores beat, the main lcore checks */
+	int hb_decode, hb_order;
 	uint64_t tsc_hz;
 	uint64_t tx_fail;
 
@@ -441,6 +445,7 @@ capture_main(void *arg)
 
 		for (uint32_t i = 0; i < p->n_queues; i++)
 			got += poll_queue(p, &p->queues[i], false);
+		tw_hb_beat(&g_app.hb, p->hb);
 		idle_account(&idle, got != 0);
 	}
 	return 0;
@@ -505,6 +510,7 @@ decode_main(void *arg)
 			got = drain_ring();
 		}
 		got += (uint32_t)act_group_step(g, 0);
+		tw_hb_beat(&g_app.hb, g_app.hb_decode);
 		idle_account(&idle, got != 0);
 		now = rte_rdtsc();
 		if (now >= next_tick) {
@@ -558,6 +564,9 @@ order_sink(void *ctx, const uint8_t *frame, uint32_t length)
 	}
 }
 
+/* A hot lcore whose loop has not run for this long is stalled. */
+#define HB_STALL_NS UINT64_C(1000000000)
+
 /* Terminate the session politely: at most this long for the gateway's answer. */
 #define TERMINATE_WAIT_NS UINT64_C(500000000)
 
@@ -574,6 +583,7 @@ order_main(void *arg)
 	while (!atomic_load_explicit(&g_app.quit_order, memory_order_acquire)) {
 		int busy = act_group_step(g, 0);
 
+		tw_hb_beat(&g_app.hb, g_app.hb_order);
 		if (g_app.has_session) {
 			int state = tw_chain_order_poll(g_app.chain, wall_ns());
 
@@ -816,6 +826,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "exec_canceled", st.exec[TW_EXEC_CANCELED]);
 	rte_tel_data_add_dict_u64(d, "cancels_sent", st.cancels_sent);
 	rte_tel_data_add_dict_u64(d, "kill_engaged", st.kill_engaged);
+	rte_tel_data_add_dict_u64(d, "lcore_stalls", peek(&g_app.hb.stalls));
 	rte_tel_data_add_dict_string(d, "session", g_app.has_session ?
 		il3_state_name((enum il3_state)st.session_state) : "none");
 	add_channels(d);
@@ -955,9 +966,18 @@ run_main_lcore(void)
 	tw_sd_ready();  /* image: systemd Type=notify (tw_sdnotify.h) */
 	for (;;) {
 		uint64_t now, rx;
+		uint32_t new_stalls;
 
 		rte_delay_us_sleep(2000);
-		tw_sd_watchdog();  /* image: WatchdogSec= (tw_sdnotify.h) */
+		/* image: WatchdogSec= (tw_sdnotify.h), only while every hot lcore
+		 * makes progress: a stuck lcore ends in a watchdog restart */
+		if (tw_hb_check(&g_app.hb, tsc_to_ns(rte_rdtsc()), &new_stalls) == 0)
+			tw_sd_watchdog();
+		for (uint32_t i = 0; new_stalls != 0; i++, new_stalls >>= 1)
+			if (new_stalls & 1)
+				TW_LOG(ERR, app, "lcore %s made no progress for %u ms: the "
+				       "systemd watchdog is no longer pinged\n", g_app.hb.name[i],
+				       (unsigned int)(HB_STALL_NS / 1000000));
 		if (g_kill_request != 0) {
 			g_kill_request = 0;
 			TW_LOG(NOTICE, order, "SIGUSR1: kill switch engaged\n");
@@ -1447,6 +1467,8 @@ main(int argc, char **argv)
 	{
 		const struct tw_cfg_lcore *lc = g_app.cfg->lcores;
 
+		tw_hb_init(&g_app.hb, HB_STALL_NS);
+		g_app.hb_order = tw_hb_add(&g_app.hb, "order-out", tsc_to_ns(rte_rdtsc()));
 		rc = rte_eal_remote_launch(order_main, NULL, (unsigned int)lc[TW_CFG_ROLE_ORDER_OUT].id);
 		if (rc == 0 && g_app.has_session) {
 			if (wait_session())
@@ -1459,12 +1481,17 @@ main(int argc, char **argv)
 				       g_app.cfg->session.gateway_host,
 				       g_app.cfg->session.gateway_port);
 		}
+		g_app.hb_decode = tw_hb_add(&g_app.hb, "decode", tsc_to_ns(rte_rdtsc()));
 		if (rc == 0)
 			rc = rte_eal_remote_launch(decode_main, NULL,
 						   (unsigned int)lc[TW_CFG_ROLE_DECODE].id);
 		if (rc == 0 && g_app.cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE) {
 			g_app.capture[0].lcore = (unsigned int)lc[TW_CFG_ROLE_CAPTURE_A].id;
 			g_app.capture[1].lcore = (unsigned int)lc[TW_CFG_ROLE_CAPTURE_B].id;
+			g_app.capture[0].hb = tw_hb_add(&g_app.hb, "capture A",
+							tsc_to_ns(rte_rdtsc()));
+			g_app.capture[1].hb = tw_hb_add(&g_app.hb, "capture B",
+							tsc_to_ns(rte_rdtsc()));
 			rc = rte_eal_remote_launch(capture_main, &g_app.capture[0],
 						   g_app.capture[0].lcore);
 			if (rc == 0)
