@@ -33,8 +33,18 @@ struct il3_gap {
 	uint8_t attempts;          /* requests already sent for it */
 };
 
+/* Where SeqNum and PossRetransFlag sit in an application message, found by
+ * name once per message layout instead of per inbound message. */
+#define APP_FIELDS_SLOTS 64
+struct app_fields {
+	const struct il3_message_info *info;   /* NULL: empty slot */
+	const struct il3_field_info *seq;      /* NULL: the layout has no SeqNum */
+	const struct il3_field_info *poss_retrans;
+};
+
 struct il3_session {
 	char journal_path[256];
+	struct app_fields app_fields[APP_FIELDS_SLOTS];  /* direct-mapped by template id */
 	char session_id[4], firm_id[6], sender_id[21], location[6];
 	char system_name[31], system_version[11], system_vendor[11];
 	uint32_t gateway_ip;
@@ -628,25 +638,30 @@ il3_session_request_retransmit(struct il3_session *s, uint32_t from, uint16_t co
 
 /* SeqNum and PossRetransFlag of an application message, if it has them. */
 static bool
-app_seq(const struct il3_msg *msg, uint32_t *seq, bool *poss_retrans)
+app_seq(struct il3_session *s, const struct il3_msg *msg, uint32_t *seq, bool *poss_retrans)
 {
 	const struct il3_message_info *info = msg->info;
-	bool found = false;
-	unsigned int i;
+	struct app_fields *af = &s->app_fields[info->template_id % APP_FIELDS_SLOTS];
 
-	*poss_retrans = false;
-	for (i = 0; i < info->field_count; i++) {
-		const struct il3_field_info *f = &info->fields[i];
+	if (af->info != info) {
+		af->info = info;
+		af->seq = af->poss_retrans = NULL;
+		for (unsigned int i = 0; i < info->field_count; i++) {
+			const struct il3_field_info *f = &info->fields[i];
 
-		if (strcmp(f->name, "SeqNum") == 0 && f->size == 4) {
-			*seq = il3__load_uint32(msg->root + f->offset);
-			found = true;
-		} else if (strcmp(f->name, "PossRetransFlag") == 0 && f->size == 1 &&
-				il3_field_present(f, msg->version, msg->block_length)) {
-			*poss_retrans = msg->root[f->offset] == 1;
+			if (strcmp(f->name, "SeqNum") == 0 && f->size == 4)
+				af->seq = f;
+			else if (strcmp(f->name, "PossRetransFlag") == 0 && f->size == 1)
+				af->poss_retrans = f;
 		}
 	}
-	return found;
+	*poss_retrans = af->poss_retrans != NULL &&
+			il3_field_present(af->poss_retrans, msg->version, msg->block_length) &&
+			msg->root[af->poss_retrans->offset] == 1;
+	if (af->seq == NULL)
+		return false;
+	*seq = il3__load_uint32(msg->root + af->seq->offset);
+	return true;
 }
 
 static void
@@ -655,7 +670,7 @@ on_app(struct il3_session *s, const struct il3_msg *msg, uint64_t now_ns)
 	uint32_t seq = 0;
 	bool retrans;
 
-	if (!app_seq(msg, &seq, &retrans))
+	if (!app_seq(s, msg, &seq, &retrans))
 		return;
 	s->counters.app_in++;
 	if (retrans || seq < s->journal.next_in_seq) {
