@@ -307,11 +307,10 @@ struct mdp3_handler {
 
 /** Internal: the dispatch row of the last (schemaId, version) walked. */
 struct mdp3__lookup_cache {
-	uint32_t key;                   /* schemaId << 16 | version */
-	bool valid;
+	uint64_t key;                   /* 1 << 32 | schemaId << 16 | version; 0: empty */
 	const struct mdp3_message_info *const *row; /* NULL: unknown schema */
+	int32_t span;                   /* max_template - min_template; -1: unknown schema */
 	uint16_t min_template;
-	uint16_t max_template;
 };
 
 /** Walker state: owned by one thread. */

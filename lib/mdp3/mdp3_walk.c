@@ -6,7 +6,9 @@
  * message must not leave the book with half a packet applied.  The checking
  * pass keeps the views it built (up to WALK_BATCH messages, on the stack) and
  * delivers them afterwards, so a message is parsed once; the rare longer
- * packet parses the messages past the batch a second time.  The template is
+ * packet parses the messages past the batch a second time.  A packet whose
+ * first MsgSize covers exactly the rest (one message: most packets of a quiet
+ * channel) is parsed and delivered without the batch loops.  The template is
  * found through a cached dispatch row (one compare per message), and a flat
  * group (no nested groups: every incremental template) is checked inline by
  * its dimension alone: numInGroup x blockLength against the bytes left.
@@ -124,9 +126,16 @@ check_group(const struct mdp3_block_info *g, const uint8_t *msg, uint32_t size,
 
 /*
  * Template lookup for the walk: the dispatch row of the last (schemaId,
- * version) seen is kept, so a message costs a compare, a range check and a
- * load (packets carry one schema version).
+ * version) seen is kept, so a message costs one compare of the key, one
+ * range check and a load (packets carry one schema version).  An unknown
+ * schema is cached too, with a span no template is in.
  */
+static inline uint64_t
+cache_key(uint16_t schema_id, uint16_t version)
+{
+	return UINT64_C(1) << 32 | (uint32_t)schema_id << 16 | version;
+}
+
 static void
 cache_fill(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
 		uint16_t schema_id, uint16_t version)
@@ -135,9 +144,10 @@ cache_fill(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
 	uint32_t width;
 	uint16_t row;
 
-	cache->key = (uint32_t)schema_id << 16 | version;
-	cache->valid = true;
+	cache->key = cache_key(schema_id, version);
 	cache->row = NULL;
+	cache->span = -1;
+	cache->min_template = 0;
 	for (s = dict->schemas; s < dict->schemas + dict->schema_count; s++) {
 		if (s->schema_id != schema_id)
 			continue;
@@ -145,7 +155,7 @@ cache_fill(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
 		row = version > s->max_version ? s->max_version : version;
 		cache->row = s->table + (size_t)row * width;
 		cache->min_template = s->min_template;
-		cache->max_template = s->max_template;
+		cache->span = (int32_t)(width - 1);
 		return;
 	}
 }
@@ -153,23 +163,21 @@ cache_fill(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
 /* The metadata, or NULL with *reason = unknown schema / unknown template. */
 static inline const struct mdp3_message_info *
 cached_lookup(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cache,
-		uint16_t schema_id, uint16_t version, uint16_t template_id, enum mdp3_reason *reason)
+		uint16_t schema_id, uint16_t version, uint16_t template_id,
+		enum mdp3_reason *reason)
 {
 	const struct mdp3_message_info *info;
+	int32_t index;
 
-	if (__builtin_expect(!cache->valid ||
-				cache->key != ((uint32_t)schema_id << 16 | version), 0))
+	if (__builtin_expect(cache->key != cache_key(schema_id, version), 0))
 		cache_fill(dict, cache, schema_id, version);
-	if (__builtin_expect(cache->row == NULL, 0)) {
-		*reason = MDP3_REASON_UNKNOWN_SCHEMA;
+	index = (uint16_t)(template_id - cache->min_template);
+	if (__builtin_expect(index > cache->span, 0)) {
+		*reason = cache->row == NULL ? MDP3_REASON_UNKNOWN_SCHEMA :
+			MDP3_REASON_UNKNOWN_TEMPLATE;
 		return NULL;
 	}
-	if (__builtin_expect(template_id < cache->min_template ||
-				template_id > cache->max_template, 0)) {
-		*reason = MDP3_REASON_UNKNOWN_TEMPLATE;
-		return NULL;
-	}
-	info = cache->row[template_id - cache->min_template];
+	info = cache->row[index];
 	if (__builtin_expect(info == NULL, 0))
 		*reason = MDP3_REASON_UNKNOWN_TEMPLATE;
 	return info;
@@ -179,9 +187,11 @@ cached_lookup(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cac
 struct parsed {
 	struct mdp3_msg msg;   /* msg.info NULL: skipped (unknown), see skip_reason */
 	uint8_t skip_reason;
-	bool trailing;
-	bool fallback;         /* decoded with another version's metadata */
+	uint8_t rare;          /* RARE_* bits: counted on delivery */
 };
+
+#define RARE_TRAILING 1u   /* bytes after the last known group */
+#define RARE_FALLBACK 2u   /* decoded with another version's metadata */
 
 /* Messages whose views the walk keeps; a packet with more re-parses the rest
  * when delivering (a 1500-byte packet rarely holds more). */
@@ -236,7 +246,7 @@ parse_message(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cac
 	if (__builtin_expect(block_length > size - MDP3_MESSAGE_HEADER_SIZE, 0))
 		return MDP3_REASON_BLOCK_PAST_END;
 	pos = MDP3_MESSAGE_HEADER_SIZE + block_length;
-	p->fallback = info->schema_version != version;
+	p->rare = info->schema_version != version ? RARE_FALLBACK : 0;
 	memset(p->msg.group_offset, 0, sizeof(p->msg.group_offset));
 	group_count = info->root.group_count;
 	groups = info->root.groups;
@@ -264,7 +274,9 @@ parse_message(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cac
 				g->dim_num_in_group_size);
 		pos += g->dim_size;
 		/* An empty group's blockLength describes nothing: do not judge it. */
-		if (__builtin_expect(count > 0 && entry < g->min_block_length, 0))
+		if (count == 0)
+			continue;
+		if (__builtin_expect(entry < g->min_block_length, 0))
 			return MDP3_REASON_GROUP_BLOCK_TOO_SHORT;
 		/* 65535 x 65535 fits 32 bits */
 		if (__builtin_expect(count * entry > size - pos, 0))
@@ -272,7 +284,8 @@ parse_message(const struct mdp3_dictionary *dict, struct mdp3__lookup_cache *cac
 		pos += count * entry;
 	}
 	/* Bytes after the last known group: a newer version's extension. */
-	p->trailing = pos < size;
+	if (__builtin_expect(pos < size, 0))
+		p->rare |= RARE_TRAILING;
 	return MDP3_REASON_NONE;
 }
 
@@ -344,9 +357,9 @@ deliver(struct mdp3_walker *w, const struct mdp3_packet *pkt, struct parsed *p, 
 	}
 	p->msg.index = index;
 	w->counters.messages++;
-	if (__builtin_expect(p->trailing | p->fallback, 0)) {
-		w->counters.trailing_bytes += p->trailing;
-		w->counters.version_fallbacks += p->fallback;
+	if (__builtin_expect(p->rare != 0, 0)) {
+		w->counters.trailing_bytes += p->rare & RARE_TRAILING;
+		w->counters.version_fallbacks += (p->rare & RARE_FALLBACK) != 0;
 	}
 	if (w->handler.on_message != NULL)
 		return w->handler.on_message(w->handler.ctx, pkt, &p->msg);
@@ -370,7 +383,7 @@ int
 mdp3_packet_validate(const struct mdp3_dictionary *dict, const uint8_t *data, size_t length,
 		struct mdp3_error *error)
 {
-	struct mdp3__lookup_cache cache = { .valid = false };
+	struct mdp3__lookup_cache cache = { .key = 0 };
 	uint16_t count;
 	size_t resume;
 
@@ -422,6 +435,28 @@ walk_one(struct mdp3_walker *w, const uint8_t *data, size_t length, size_t heade
 	pkt.sending_time = mdp3__load_uint64(data + seq_at + 4);
 	pkt.framing = framing;
 	pkt.message_count = 0;
+	/*
+	 * One message filling the packet (most packets of a quiet channel): no
+	 * batch to keep, no second loop.  The same parse and the same checks;
+	 * a fault is reported as check_messages() reports it.
+	 */
+	if (length - header_size >= MDP3_MESSAGE_HEADER_SIZE &&
+			mdp3__load_uint16(data + header_size) == length - header_size) {
+		enum mdp3_reason reason;
+
+		batch[0].msg.template_id = 0;
+		reason = parse_message(w->dict, cache, data + header_size, length - header_size,
+				&batch[0], &consumed, &fault);
+		if (__builtin_expect(reason != MDP3_REASON_NONE, 0)) {
+			w->last_error.reason = reason;
+			w->last_error.offset = (uint32_t)(header_size + fault);
+			w->last_error.msg_index = 0;
+			w->last_error.template_id = batch[0].msg.template_id;
+			return drop(w);
+		}
+		pkt.message_count = 1;
+		return deliver(w, &pkt, &batch[0], 0);
+	}
 	rc = check_messages(w->dict, cache, data, length, header_size, batch, &w->last_error,
 			&pkt.message_count, &resume);
 	if (__builtin_expect(rc < 0, 0))

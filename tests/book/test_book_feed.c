@@ -1028,6 +1028,68 @@ test_table_full_and_removal(void **state)
 	book_feed_destroy(f);
 }
 
+/*
+ * SecurityIDs 64 apart share a way of the lookup cache: alternating entries
+ * evict each other, and a removed instrument's way must not lead to the slot
+ * a later instrument reuses.
+ */
+static void
+test_lookup_cache_ways(void **state)
+{
+	struct book_feed *f = make_feed(NULL);
+	const int32_t a = 5, b = 5 + 64, c = 5 + 128, d = 5 + 192;
+	struct be e = { 0, 0, 0, '0', 1, 0, 1, 1 };
+	uint32_t seq = 1, rpt_a = 0, rpt_b = 0, rpt_c = 0;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 30; i++) {
+		int32_t sid = i % 3 == 0 ? a : i % 3 == 1 ? b : c;
+		uint32_t *rpt = sid == a ? &rpt_a : sid == b ? &rpt_b : &rpt_c;
+
+		e.sid = sid;
+		e.rpt = ++*rpt;
+		e.action = *rpt == 1 ? 0 : 1;    /* New, then Change */
+		e.px = PX(sid * 1000 + (int32_t)i);
+		assert_int_equal(send46(f, seq++, &e, 1), MDP3_ARB_DELIVERED);
+	}
+	assert_int_equal(find(f, a)->bid[0].price, PX(a * 1000 + 27));
+	assert_int_equal(find(f, b)->bid[0].price, PX(b * 1000 + 28));
+	assert_int_equal(find(f, c)->bid[0].price, PX(c * 1000 + 29));
+	assert_int_equal(find(f, a)->rpt_seq, 10);
+	assert_int_equal(book_feed_counters(f)->rpt_seq_gaps, 0);
+	/* b is the last one cached in its way: removing it must empty the way */
+	e.sid = b;
+	e.rpt = ++rpt_b;
+	e.action = 1;
+	e.px = PX(7);
+	assert_int_equal(send46(f, seq++, &e, 1), MDP3_ARB_DELIVERED);
+	send_definition54(f, b, 'D', "X", "X", 10, 2);
+	assert_null(book_feed_find(f, b));
+	/* b again: created anew (in the table, RptSeq from 1) */
+	e.rpt = 1;
+	e.action = 0;
+	e.px = PX(22);
+	assert_int_equal(send46(f, seq++, &e, 1), MDP3_ARB_DELIVERED);
+	assert_int_equal(find(f, b)->bid[0].price, PX(22));
+	assert_int_equal(find(f, b)->bid[1].price, BOOK_PRICE_NONE);
+	assert_int_equal(find(f, b)->rpt_seq, 1);
+	/* remove b again, d takes its slot; b's next entry must not reach d */
+	send_definition54(f, b, 'D', "X", "X", 10, 2);
+	e.sid = d;
+	e.px = PX(44);
+	assert_int_equal(send46(f, seq++, &e, 1), MDP3_ARB_DELIVERED);
+	e.sid = b;
+	e.px = PX(33);
+	assert_int_equal(send46(f, seq++, &e, 1), MDP3_ARB_DELIVERED);
+	assert_int_equal(find(f, d)->bid[0].price, PX(44));
+	assert_int_equal(find(f, d)->bid[1].price, BOOK_PRICE_NONE);
+	assert_int_equal(find(f, b)->bid[0].price, PX(33));
+	assert_true(find(f, b) != find(f, d));
+	assert_int_equal(book_feed_instrument_count(f), 4);
+	book_feed_destroy(f);
+}
+
 static void
 test_sequence_reset(void **state)
 {
@@ -1306,6 +1368,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_malformed_copy_replaced_by_other_feed),
 		cmocka_unit_test(test_tcp_snapshot_and_incremental),
 		cmocka_unit_test(test_table_full_and_removal),
+		cmocka_unit_test(test_lookup_cache_ways),
 		cmocka_unit_test(test_sequence_reset),
 		cmocka_unit_test(test_apply_without_arbiter),
 		cmocka_unit_test(test_random_messages),

@@ -614,6 +614,105 @@ walk_trade42(uint16_t root_bl, uint16_t entry_bl, uint16_t version, struct trade
 	free(buf);
 }
 
+/*
+ * A packet of exactly one message takes the walker's single-message path.
+ * Cut it at every length with MsgSize patched to the bytes left (so that path
+ * is taken), and compare with mdp3_packet_validate(), which always checks
+ * through the general loop: the same fault, nothing delivered, counted once.
+ */
+static void
+test_single_message_packet(void **state)
+{
+	struct seen s;
+	struct mdp3_walker w;
+	struct mdp3_error e;
+	uint8_t tmp[256];
+	uint8_t *buf;
+	size_t n, k;
+	uint64_t dropped = 0;
+
+	(void)state;
+	n = build_v8_trade42(tmp, 11, 32, 8);
+	walker_for(&w, &s);
+	buf = exact_copy(tmp, n);
+	assert_int_equal(mdp3_walk_packet(&w, buf, n), 0);
+	assert_int_equal(s.messages, 1);
+	assert_int_equal(s.templates[0], 42);
+	assert_int_equal(s.seq, 4242);
+	assert_int_equal(w.counters.messages, 1);
+	assert_int_equal(w.counters.trailing_bytes, 0);
+	free(buf);
+
+	for (k = MDP3_PACKET_HEADER_SIZE + MDP3_MESSAGE_HEADER_SIZE; k < n; k++) {
+		uint8_t cut[256];
+
+		memcpy(cut, tmp, k);
+		put16(cut + MDP3_PACKET_HEADER_SIZE, (uint16_t)(k - MDP3_PACKET_HEADER_SIZE));
+		buf = exact_copy(cut, k);
+		s.messages = 0;
+		assert_int_equal(mdp3_walk_packet(&w, buf, k), -EBADMSG);
+		dropped++;
+		assert_int_equal(s.messages, 0);
+		assert_int_equal(w.counters.packets_dropped, dropped);
+		assert_int_equal(mdp3_packet_validate(NULL, buf, k, &e), -EBADMSG);
+		assert_int_not_equal(e.reason, MDP3_REASON_NONE);
+		assert_int_equal(w.last_error.reason, e.reason);
+		assert_int_equal(w.last_error.offset, e.offset);
+		assert_int_equal(w.last_error.msg_index, 0);
+		assert_int_equal(w.last_error.template_id, 42);
+		assert_int_equal(e.template_id, 42);
+		free(buf);
+	}
+	/* Every fault was counted under its reason. */
+	{
+		uint64_t sum = 0;
+		unsigned int r;
+
+		for (r = 0; r < MDP3_REASON_COUNT; r++)
+			sum += w.counters.reason[r];
+		assert_int_equal(sum, dropped);
+	}
+
+	/* MsgSize one past the packet: not the single path, still dropped. */
+	buf = exact_copy(tmp, n);
+	put16(buf + MDP3_PACKET_HEADER_SIZE, (uint16_t)(n - MDP3_PACKET_HEADER_SIZE + 1));
+	assert_int_equal(mdp3_walk_packet(&w, buf, n), -EBADMSG);
+	assert_int_equal(w.last_error.reason, MDP3_REASON_MSG_SIZE_TOO_LARGE);
+	assert_int_equal(w.last_error.offset, MDP3_PACKET_HEADER_SIZE);
+	free(buf);
+
+	/* Bytes past the last group (a newer version's extension): counted. */
+	memset(tmp + n, 0x5a, 4);
+	put16(tmp + MDP3_PACKET_HEADER_SIZE, (uint16_t)(n + 4 - MDP3_PACKET_HEADER_SIZE));
+	buf = exact_copy(tmp, n + 4);
+	s.messages = 0;
+	assert_int_equal(mdp3_walk_packet(&w, buf, n + 4), 0);
+	assert_int_equal(s.messages, 1);
+	assert_int_equal(w.counters.trailing_bytes, 1);
+	free(buf);
+
+	/* An unknown template alone in its packet: skipped, counted, delivered as a skip. */
+	put16(tmp + MDP3_PACKET_HEADER_SIZE + 4, 999);
+	buf = exact_copy(tmp, n + 4);
+	s.messages = 0;
+	assert_int_equal(mdp3_walk_packet(&w, buf, n + 4), 0);
+	assert_int_equal(s.messages, 0);
+	assert_int_equal(s.skips, 1);
+	assert_int_equal(s.skip_reason, MDP3_REASON_UNKNOWN_TEMPLATE);
+	assert_int_equal(s.skip_index, 0);
+	assert_int_equal(w.counters.messages_skipped, 1);
+	assert_int_equal(w.counters.reason[MDP3_REASON_UNKNOWN_TEMPLATE], 1);
+	/* ... and an unknown schema */
+	put16(tmp + MDP3_PACKET_HEADER_SIZE + 4, 42);
+	put16(tmp + MDP3_PACKET_HEADER_SIZE + 6, 77);
+	memcpy(buf, tmp, n + 4);
+	assert_int_equal(mdp3_walk_packet(&w, buf, n + 4), 0);
+	assert_int_equal(s.skips, 2);
+	assert_int_equal(s.skip_reason, MDP3_REASON_UNKNOWN_SCHEMA);
+	free(buf);
+	assert_int_equal(w.counters.packets, dropped + 5);
+}
+
 static void
 test_block_length_shorter(void **state)
 {
@@ -876,6 +975,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_tcp_frames),
 		cmocka_unit_test(test_generic_metadata),
 		cmocka_unit_test(test_packet_longer_than_batch),
+		cmocka_unit_test(test_single_message_packet),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);
