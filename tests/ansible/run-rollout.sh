@@ -30,6 +30,7 @@ fail() {
 	echo "FAIL: $*"
 	exit 1
 }
+. "$here/image-root.sh"
 mkdir -p "$dir"
 work=$dir/work
 rm -rf "$work"
@@ -52,10 +53,9 @@ if [ ! -s "$img" ] && [ -n "${TW_ROLLOUT_BASE_IMAGE:-}" ]; then
 	# an image image/build already made (e.g. by the image tests): a copy
 	# with the test key added to root's authorized_keys on slot root_a
 	cp --sparse=always "$TW_ROLLOUT_BASE_IMAGE" "$img.tmp"
-	start_a=$(sfdisk -d "$img.tmp" | sed -n 's/.*start= *\([0-9]*\),.*name="root_a".*/\1/p')
-	[ -n "$start_a" ] || fail "$TW_ROLLOUT_BASE_IMAGE has no partition root_a"
+	off=$(part_offset "$img.tmp" root_a) || fail "$TW_ROLLOUT_BASE_IMAGE has no partition root_a"
 	mkdir -p "$dir/mnt"
-	mount -o loop,offset=$((start_a * 512)) "$img.tmp" "$dir/mnt"
+	mount -o loop,offset="$off" "$img.tmp" "$dir/mnt"
 	install -d -m 0700 "$dir/mnt/root/.ssh"
 	cat "$key.pub" >>"$dir/mnt/root/.ssh/authorized_keys"
 	chmod 0600 "$dir/mnt/root/.ssh/authorized_keys"
@@ -142,7 +142,13 @@ if rollout "$work/bad.log" -e "@$here/rollout-broken-vars.yml"; then
 fi
 grep -E '^tickwire-qemu(-second)? +: ' "$work/bad.log"
 grep -q 'health gate failed on tickwire-qemu' "$work/bad.log" || { tail -n 40 "$work/bad.log"; fail "the health gate did not fail"; }
-grep -q 'Roll back to the snapshot' "$work/bad.log" || fail "no rollback"
+# the rescue imports tickwire_service's restore.yml: its tasks, in order,
+# then the previous appliance's health (reported) and the stop
+sed -n '/TASK \[tickwire_service : Restore the snapshot\]/,$p' "$work/bad.log" >"$work/bad-rescue.log"
+[ -s "$work/bad-rescue.log" ] || fail "no rollback (no task 'Restore the snapshot')"
+grep -q 'TASK \[tickwire_service : Restart the previous appliance\]' "$work/bad-rescue.log" ||
+	fail "the rollback did not restart the previous appliance"
+grep -q '"healthy": true' "$work/bad-rescue.log" || fail "the previous appliance was not healthy after the rollback"
 grep -q 'rolled back to the snapshot' "$work/bad.log" || fail "the play did not stop with the rollback message"
 if grep -q '\[tickwire-qemu-second\]' "$work/bad.log"; then
 	fail "the rollout went on to the second host"
