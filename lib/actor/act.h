@@ -332,6 +332,17 @@ struct act_actor_opts {
 	 */
 	bool group_private;
 	enum act_cycle_policy cycle_policy; /**< DEFAULT = system policy */
+	/**
+	 * Release the lock with a plain store instead of an atomic exchange
+	 * (uncontended fast_send to a lockable actor ~0.6x the time). The price
+	 * is on the contended path: a caller that has to sleep on the lock
+	 * issues membarrier(2) first, an IPI to every CPU running a thread of
+	 * the process, busy-polling lcores included, and sleeping callers'
+	 * throughput fell to 0.2-0.3x in tests/perf (RESULTS.md). For actors
+	 * whose contended callers spin or try (ACT_WAIT_SPIN, act_fast_send_x),
+	 * not those callers sleep on. Ignored (exchange) without membarrier.
+	 */
+	bool lock_release_store;
 };
 
 /** Per-actor counters. */
@@ -366,7 +377,10 @@ int act_actor_stop(struct act_actor *a);
 
 /**
  * Destroy a stopped actor. Its group must not be running it (stop the group
- * or drain it first). NULL is ignored.
+ * or drain it first), and no delivery call to it (the fast_send family) may
+ * still be running on any thread: a caller whose handler run has finished
+ * may still be releasing the actor's lock until its call returns. NULL is
+ * ignored.
  */
 void act_actor_destroy(struct act_actor *a);
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -78,6 +79,18 @@ static inline void act__futex_wait(_Atomic uint32_t *word, uint32_t expected,
 static inline void act__futex_wake(_Atomic uint32_t *word, int count)
 {
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+}
+
+/*
+ * membarrier(2): @cmd on this process. MEMBARRIER_CMD_PRIVATE_EXPEDITED
+ * returns after every CPU that runs a thread of this process has executed a
+ * full memory barrier (an IPI), so each of those threads' accesses is
+ * ordered either wholly before or wholly after the caller's accesses
+ * around the call (actor.c, lock). 0 or -1 with errno.
+ */
+static inline int act__membarrier(int cmd)
+{
+	return (int)syscall(SYS_membarrier, cmd, 0u, 0);
 }
 
 /*

@@ -3,25 +3,80 @@
  *
  * Actors, their exclusive-access lock, the fast_send family and reply.
  *
- * Lock. One 32-bit word: 0 when free, else the owner's thread id, with
- * ACT__LOCK_WAITERS set once someone sleeps on it (Drepper's futex mutex
- * with the owner in the word). Uncontended acquire is one CAS, release one
- * exchange; a futex wake only when WAITERS was set.
+ * Lock. One 32-bit word: 0 when free, else the owner's thread id.
+ * Uncontended acquire is one seq_cst CAS; uncontended release is one
+ * exchange (the default), or one store-release for an actor created with
+ * act_actor_opts.lock_release_store where membarrier works (below). The
+ * store release is opt-in because of its cost on the sleeping path (Cost).
  *
- * Why the release is an exchange and not a plain store-release (which x86
- * TSO would allow for the unlock itself, ~6 ns cheaper here): a sleeper
- * sets WAITERS with a CAS while the lock is held, and the owner must learn
- * of it atomically with freeing the word. A plain store of 0 can overwrite a
- * WAITERS bit set after the owner's last read, and nobody wakes the sleeper
- * (only the 50 ms futex timeout would). "Store 0, full fence, load a
- * separate waiter count" is correct but the fence costs what the exchange
- * costs. The cheap correct variant is an asymmetric Dekker: the owner
- * stores 0 and reads a waiter count with a compiler barrier only; every
- * sleeper increments the count and issues membarrier(PRIVATE_EXPEDITED)
- * before its last check of the word. Not adopted yet: it needs a stress
- * test that detects a lost wake-up despite the futex timeout, and a
- * membarrier per sleep is an IPI (a VM exit in a guest) on every CPU
- * running this process. See tests/perf/RESULTS.md.
+ * Release by a plain store: an asymmetric Dekker between owner and sleeper.
+ * The word carries no waiter bit; a separate count `sleepers`, on the lock's
+ * cache line, counts the threads that decided to sleep and have not yet
+ * acquired. With a thread-id owner word O, the two sides are
+ *
+ *   owner (release)                     sleeper (lock_contended)
+ *   O1 store lock = 0 (release)         S1 sleepers += 1 (once per wait)
+ *   O2 compiler barrier only            S2 membarrier(PRIVATE_EXPEDITED)
+ *   O3 if (load sleepers != 0)          S3 v = load lock; v == 0: retry CAS
+ *   O4     futex_wake(lock, 1)          S4 futex_wait(lock, v): the kernel
+ *                                          re-reads lock == v atomically
+ *                                          with queueing; then back to S2
+ *
+ * S2 precedes every S3/S4, and the count is dropped only after acquiring
+ * (or giving up with -EDEADLK). Why no wake-up is lost: say S is queued at
+ * S4 after the kernel read v != 0, and let R be the release that stores 0
+ * after v (only an owner writes a held word, so R exists and its O1 is
+ * coherence-later than that read). membarrier returns only after every CPU
+ * running a thread of this process has executed a full barrier, and a
+ * thread not running has passed the scheduler's barriers: so for R's O2
+ * either (a) O1 is visible to everything S does after S2, or (b) S1 is
+ * visible to everything R does after O2. (a) would make the kernel's read
+ * at S4 see O1 or later, which it did not; hence (b): O3 sees S's count,
+ * not yet dropped since S sleeps, and calls futex_wake, which by the futex
+ * contract wakes a waiter queued before it, or S's S4 saw the word change
+ * and returned. The same holds for every later release while S is queued,
+ * so each release wakes one sleeper; the woken one acquires (its release
+ * wakes the next) or finds the word held again and sleeps on a holder that
+ * has yet to release. (On x86, O3 can pass O1 while O1 waits in the
+ * store buffer; the IPI's barrier drains it.)
+ *
+ * Cost. The owner pays a load of a line it holds (uncontended lockable
+ * fast_send 0.63x the exchange release's time, tests/perf/RESULTS.md). The
+ * fence is paid on the sleeping path: one membarrier per sleep, an IPI to
+ * every CPU running a thread of this process - the lock holder's, and any
+ * busy-polling core's - which interrupts them (a VM exit in a guest: 5-18 us
+ * a call here). The holder, interrupted, holds longer, so more callers
+ * sleep: with 2-4 fast_send callers sleeping on one hot actor, handler
+ * throughput fell to 0.19-0.34x the exchange release's on a quiet 2-vCPU
+ * guest (0.45-0.58x at load 3), and the callers' p99 from ~4 us to ~57 us.
+ * Spinning waits do not sleep and do not pay it.
+ *
+ * tests/stress/stress_lock_wake.c makes the wait untimed and fails on a lost
+ * wake-up. It catches, in seconds, a release that does not wake, a sleeper
+ * that is not counted while it sleeps, and an owner that reads the count
+ * early by a few microseconds. A missing S2 alone leaves a window of a
+ * store-buffer drain against a whole system call before the kernel's
+ * re-read and was never seen in testing: that part rests on the argument
+ * above, not on the test.
+ *
+ * Lifetime: the releasing owner reads `sleepers` after it freed the word,
+ * so an actor may be destroyed only once no delivery call to it is still
+ * running (act.h, act_actor_destroy()); seeing its handler finish is not
+ * enough.
+ *
+ * Exchange release (the default; also the fallback for lock_release_store
+ * actors, decided once at init when membarrier or its registration is
+ * refused, e.g. by an old kernel or a seccomp filter;
+ * valgrind 3.19 passes it through): Drepper's futex mutex with the owner in
+ * the word. A sleeper sets ACT__LOCK_WAITERS with a CAS; the exchange reads
+ * it atomically with freeing the word and wakes one; after sleeping, a
+ * thread acquires with WAITERS set, as it cannot know whether others sleep.
+ *
+ * ThreadSanitizer does not model membarrier, and need not: no data is
+ * published through `sleepers` (it only decides whether to wake), and the
+ * protected data is handed over by the CAS-acquire / store-release pair on
+ * the word, which TSan does model. The TSan build therefore runs the store
+ * release unchanged, without annotations (the actor suite is clean).
  *
  * Cycle detection (same thread). Before any lock is taken, the target is
  * looked up in this thread's call chain (a thread-local array, no shared
@@ -79,10 +134,20 @@ static inline bool lock_try(struct act_actor *a, uint32_t id)
 
 static inline void lock_release(struct act_actor *a)
 {
+	if (act__likely(a->release_store)) {
+		/* O1 release: pairs with the acquire of the next owner's CAS. */
+		atomic_store_explicit(&a->lock, 0, memory_order_release);
+		/* O2: the compiler must not hoist O3 above O1; the CPU may, and
+		 * the sleeper's membarrier (S2) covers that (file header). */
+		atomic_signal_fence(memory_order_seq_cst);
+		/* O3 relaxed: pairs with S1 through S2, not through the model. */
+		if (act__unlikely(atomic_load_explicit(&a->sleepers, memory_order_relaxed) != 0))
+			act__futex_wake(&a->lock, 1);
+		return;
+	}
 	/* release: pairs with the acquire of the next owner's CAS. */
-	uint32_t old = atomic_exchange_explicit(&a->lock, 0, memory_order_release);
-
-	if (act__unlikely(old & ACT__LOCK_WAITERS))
+	if (act__unlikely(atomic_exchange_explicit(&a->lock, 0, memory_order_release) &
+			  ACT__LOCK_WAITERS))
 		act__futex_wake(&a->lock, 1);
 }
 
@@ -107,13 +172,25 @@ static bool deadlock_walk(struct act_actor *a, const struct act__thread *self)
 	return false;
 }
 
+/* Test knobs (actor_pvt.h). */
+_Atomic bool act__test_lock_wait_untimed;
+_Atomic bool act__test_lock_release_exchange;
+
 /*
  * Contended acquire. ACT_WAIT_SPIN busy-waits; ACT_WAIT_ADAPTIVE spins, then
  * sleeps; ACT_WAIT_SLEEP sleeps at once. Every mode walks the wait-for chain
- * after publishing waiting_on and before each sleep.
+ * after publishing waiting_on and before each sleep. A sleeper follows S1-S4
+ * of the file header (store release) or sets ACT__LOCK_WAITERS (exchange).
  */
 static int lock_contended(struct act_actor *a, struct act__thread *self, enum act_wait wait)
 {
+	/* The timeout bounds the time a cycle formed by a racing third party
+	 * stays unseen before the next walk; the lock's wake-up needs none. */
+	const struct timespec timeout = {0, 50 * 1000 * 1000};
+	const bool store_release = a->release_store;
+	const bool untimed =
+		atomic_load_explicit(&act__test_lock_wait_untimed, memory_order_relaxed);
+	bool counted = false; /* in a->sleepers */
 	uint32_t spins = 0;
 	int rc = 0;
 
@@ -127,9 +204,11 @@ static int lock_contended(struct act_actor *a, struct act__thread *self, enum ac
 		uint32_t v = atomic_load_explicit(&a->lock, memory_order_relaxed);
 
 		if (v == 0) {
-			/* Having slept, we cannot know whether others still sleep:
-			 * keep WAITERS so that our release wakes the next one. */
-			uint32_t want = wait == ACT_WAIT_SPIN || spins < ACT__ADAPTIVE_SPINS
+			/* Exchange release: having slept, we cannot know whether
+			 * others still sleep; keep WAITERS so that our release
+			 * wakes the next one. */
+			uint32_t want = store_release || wait == ACT_WAIT_SPIN ||
+						spins < ACT__ADAPTIVE_SPINS
 						? self->id
 						: (self->id | ACT__LOCK_WAITERS);
 			uint32_t expected = 0;
@@ -149,7 +228,36 @@ static int lock_contended(struct act_actor *a, struct act__thread *self, enum ac
 			}
 			continue;
 		}
-		spins = ACT__ADAPTIVE_SPINS; /* from now on acquire with WAITERS */
+		spins = ACT__ADAPTIVE_SPINS; /* from now on we are a sleeper */
+		if (store_release) {
+			bool fenced;
+
+			if (!counted) {
+				/* S1 seq_cst (a locked RMW on x86 anyway): pairs
+				 * with the owner's O3 through S2. */
+				atomic_fetch_add_explicit(&a->sleepers, 1, memory_order_seq_cst);
+				counted = true;
+			}
+			/* S2: orders S1 before S3/S4 against every running
+			 * owner's O1/O3 (file header). Registered at init, so
+			 * it cannot fail; if it did, the timed wait below still
+			 * ends a lost wake-up. */
+			fenced = act__membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+			/* S3: the final re-check, after S2. */
+			v = atomic_load_explicit(&a->lock, memory_order_relaxed);
+			if (v == 0)
+				continue;
+			if (deadlock_walk(a, self)) {
+				rc = -EDEADLK;
+				goto out;
+			}
+			act__stat_inc_shared(&a->lock_sleeps);
+			/* S4: the kernel re-reads lock == v atomically with
+			 * queueing us (a release between S3 and here makes it
+			 * return at once). */
+			act__futex_wait(&a->lock, v, fenced && untimed ? NULL : &timeout);
+			continue;
+		}
 		if (!(v & ACT__LOCK_WAITERS)) {
 			if (!atomic_compare_exchange_weak_explicit(&a->lock, &v,
 								   v | ACT__LOCK_WAITERS,
@@ -162,13 +270,15 @@ static int lock_contended(struct act_actor *a, struct act__thread *self, enum ac
 			rc = -EDEADLK;
 			goto out;
 		}
+		act__stat_inc_shared(&a->lock_sleeps);
 		/* The kernel re-checks lock == v atomically with queueing us, so a
-		 * release between our load and the wait is not lost. The timeout
-		 * bounds the time a cycle formed by a racing third party stays
-		 * unseen before the next walk. */
-		act__futex_wait(&a->lock, v, &(struct timespec){0, 50 * 1000 * 1000});
+		 * release between our load and the wait is not lost. */
+		act__futex_wait(&a->lock, v, untimed ? NULL : &timeout);
 	}
 out:
+	/* relaxed: a count read late only costs the owner a spurious wake. */
+	if (counted)
+		atomic_fetch_sub_explicit(&a->sleepers, 1, memory_order_relaxed);
 	atomic_store(&self->waiting_on, NULL);
 	return rc;
 }
@@ -204,6 +314,9 @@ struct act_actor *act_actor_create(const struct act_actor_opts *o)
 	a->state_ptr = o->state;
 	a->group_private = o->group_private;
 	a->cycle_policy = (uint8_t)o->cycle_policy;
+	a->release_store = o->lock_release_store && act__membarrier_ok &&
+			   !atomic_load_explicit(&act__test_lock_release_exchange,
+						 memory_order_relaxed);
 	atomic_init(&a->refs, 1);
 	snprintf(a->name, sizeof(a->name), "%s", o->name != NULL ? o->name : "actor");
 	if (o->group != NULL) {

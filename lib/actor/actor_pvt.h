@@ -83,9 +83,19 @@ struct act_actor {
 	void *state_ptr;
 	struct act_group *group;
 	bool own_group; /* group created for this actor alone */
+	/* lock release: a store-release with the sleeper protocol (true), or
+	 * the exchange (false: membarrier unavailable); fixed at creation */
+	bool release_store;
 	char name[32];
 
-	act__cache_aligned _Atomic uint32_t lock; /* 0 free, else owner id | ACT__LOCK_WAITERS */
+	/*
+	 * The lock word: 0 free, else the owner's id; with the exchange release
+	 * also ACT__LOCK_WAITERS once someone sleeps. sleepers: threads between
+	 * their decision to sleep and their acquire (store release only); on
+	 * the lock's line, which the releasing owner already holds.
+	 */
+	act__cache_aligned _Atomic uint32_t lock;
+	_Atomic uint32_t sleepers;
 	/* one reference per queued message plus one for the creator */
 	act__cache_aligned _Atomic uint32_t refs;
 
@@ -97,6 +107,8 @@ struct act_actor {
 	_Atomic uint64_t busy_returns;
 	_Atomic uint64_t cycles;
 	_Atomic uint64_t deadlocks;
+	/* futex waits on the lock (internal, read by the tests) */
+	_Atomic uint64_t lock_sleeps;
 };
 
 enum act__group_state {
@@ -137,6 +149,19 @@ struct act_group {
 void act__deliver_async(struct act_group *g, struct act_msg *m);
 void act__actor_unref(struct act_actor *a);
 int act__init_once(void);
+
+/*
+ * Knobs for tests/stress/stress_lock_wake.c only; not API, never set by the
+ * runtime. untimed: the lock's futex waits have no timeout, so a lost
+ * wake-up hangs instead of costing 50 ms. exchange: actors created while
+ * it is set use the exchange release even where membarrier works.
+ */
+extern _Atomic bool act__test_lock_wait_untimed;
+extern _Atomic bool act__test_lock_release_exchange;
+
+/* runtime.c: membarrier(PRIVATE_EXPEDITED) registered at init; written
+ * once before the runtime is published as initialised. */
+extern bool act__membarrier_ok;
 
 /* group.c */
 int act__group_enqueue(struct act_group *g, struct act_msg *m);

@@ -32,6 +32,7 @@ static struct act_runtime_opts init_opts;
 static bool init_opts_set;
 
 _Atomic uint32_t act__system_cycle_policy = ACT_CYCLE_CONSERVATIVE;
+bool act__membarrier_ok;
 
 static pthread_key_t thread_key;
 
@@ -45,6 +46,20 @@ static void thread_exit(void *arg)
 		atomic_store_explicit(&act__threads[t->id], NULL, memory_order_release);
 		t->id = 0;
 	}
+}
+
+/*
+ * Register for membarrier(PRIVATE_EXPEDITED), which the sleepers of a lock
+ * released by a plain store need (actor.c). Decided once: where the kernel,
+ * a seccomp filter or a tool refuses, every actor uses the exchange release.
+ */
+static bool membarrier_register(void)
+{
+	int cmds = act__membarrier(MEMBARRIER_CMD_QUERY);
+
+	return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+	       (cmds & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) &&
+	       act__membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 }
 
 static void init_runtime(void)
@@ -62,6 +77,9 @@ static void init_runtime(void)
 	}
 	if (o.cycle_policy != ACT_CYCLE_DEFAULT)
 		atomic_store(&act__system_cycle_policy, o.cycle_policy);
+	/* Published by the seq_cst store of initialised below (and by
+	 * pthread_once); read only after act__init_once(). */
+	act__membarrier_ok = membarrier_register();
 	for (i = 0; i < ACT__CLASS_COUNT; i++) {
 		struct act_pool_opts po = {
 			.name = "act_msg",

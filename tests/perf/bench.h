@@ -127,6 +127,9 @@ struct bench_opts {
 	unsigned rounds;       /**< repetitions of every arm, interleaved */
 	double scale;          /**< multiplies iteration counts (quick < 1) */
 	const char *caf_peer;  /**< path of bench_caf_peer, NULL = none */
+	/** --release store: lockable actors with lock_release_store (default:
+	 *  the runtime's default, the exchange) */
+	bool release_store;
 };
 
 extern struct bench_opts bench_opts;
@@ -145,6 +148,18 @@ void bench_thread_start(pthread_t *th, int cpu, void *(*fn)(void *), void *arg);
 
 /** Join; exits on failure. */
 void bench_thread_join(pthread_t th);
+
+/**
+ * Create and start an actor: in group @p g (NULL: a mailbox of its own,
+ * configured by @p own, NULL for the defaults), group-private if
+ * @p group_private. Exits on failure.
+ */
+struct act_actor *bench_actor(const char *name, const act_handler_fn *handlers,
+			      uint32_t handler_count, void *state, struct act_group *g,
+			      const struct act_group_opts *own, bool group_private);
+
+/** A manual group of queue @p q, bound to the calling thread. Exits on failure. */
+struct act_group *bench_bound_group(const char *name, enum act_queue_type q);
 
 /** Print "bench_actor: <what>: <strerror(err)>" and a hint, then exit(1). */
 void bench_die(int err, const char *what, const char *hint) __attribute__((noreturn));

@@ -41,7 +41,7 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"usage: %s [--table N[,N...]] [--quick] [--rounds R] [--json FILE]\n"
-		"          [--caf PATH | --no-caf]\n"
+		"          [--caf PATH | --no-caf] [--release store|exchange]\n"
 		"  --table N   run only table N (1..6); a comma list runs several\n"
 		"  --quick     a smoke run, under a minute (fewer iterations, 3 rounds)\n"
 		"  --rounds R  repetitions of every arm (default 7, --quick 3)\n"
@@ -49,6 +49,9 @@ static void usage(FILE *f, const char *prog)
 		"  --caf PATH  the CAF peer program for table 2 (default: the one built\n"
 		"              beside this program when libcaf-dev was found)\n"
 		"  --no-caf    skip the CAF peer\n"
+		"  --release store|exchange\n"
+		"              how lockable actors release their lock (default exchange, the\n"
+		"              runtime's default; store: act_actor_opts.lock_release_store)\n"
 		"Tables: 1 dispatch, 2 round trips, 3 allocation, 4 mailbox queues,\n"
 		"5 async throughput, 6 saturated evaluation. Full run: under 10 minutes\n"
 		"on 2 cores. Threads are pinned to cpus 0 and 1.\n",
@@ -91,8 +94,9 @@ static void print_header(void)
 		fclose(f);
 	if (uname(&u) != 0)
 		snprintf(u.release, sizeof(u.release), "unknown");
-	printf("bench_actor: tickwire actor runtime benchmarks (issue 3), %s run, %u rounds\n",
-	       bench_opts.quick ? "quick" : "full", bench_opts.rounds);
+	printf("bench_actor: tickwire actor runtime benchmarks (issue 3), %s run, %u rounds, "
+	       "lockable actors release by %s\n", bench_opts.quick ? "quick" : "full",
+	       bench_opts.rounds, bench_opts.release_store ? "store" : "exchange");
 	printf("machine: %s, %ld cpus online, kernel %s; threads pinned to cpus 0 and 1\n", model,
 	       sysconf(_SC_NPROCESSORS_ONLN), u.release);
 	printf("clock: TSC %.4f ticks/ns (calibrated against CLOCK_MONOTONIC); rdtsc step "
@@ -118,6 +122,7 @@ int main(int argc, char **argv)
 		{"json", required_argument, NULL, 'j'},
 		{"caf", required_argument, NULL, 'c'},
 		{"no-caf", no_argument, NULL, 'n'},
+		{"release", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -155,6 +160,14 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			caf = "";
+			break;
+		case 'R':
+			if (strcmp(optarg, "store") != 0 && strcmp(optarg, "exchange") != 0) {
+				fprintf(stderr, "bench_actor: --release %s: want store or exchange "
+					"(act_actor_opts.lock_release_store)\n", optarg);
+				return 2;
+			}
+			bench_opts.release_store = strcmp(optarg, "store") == 0;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);

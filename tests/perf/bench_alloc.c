@@ -79,19 +79,8 @@ static struct act_actor *sy_actor(struct act_group *g, struct sy_state *s, bool 
 		[SY_CALL] = sy_on_call,
 		[SY_CALL_SYNC_ONLY] = sy_on_call,
 	};
-	struct act_actor_opts o = {
-		.name = "sync",
-		.handlers = h,
-		.handler_count = SY_TYPES,
-		.state = s,
-		.group = g,
-		.group_private = private_actor,
-	};
-	struct act_actor *a = act_actor_create(&o);
 
-	if (a == NULL || act_actor_start(a) != 0)
-		bench_die(errno, "act_actor_create", NULL);
-	return a;
+	return bench_actor("sync", h, SY_TYPES, s, g, NULL, private_actor);
 }
 
 /* Allocations made on this thread by @n calls of one synchronous form. */
@@ -150,7 +139,6 @@ static void sync_alloc_section(struct bench_table *t)
 		{"per_call", "per call", 3},
 	};
 	struct sy_ctx *c = bench_alloc(sizeof(*c));
-	struct act_group_opts go = {.name = "sync_alloc", .cpu = -1};
 	struct bench_rt_opts rt = {.mode = BENCH_RT_GROUPED, .queue = ACT_QUEUE_BQUEUE};
 	struct bench_samples s;
 	struct bench_section *sec;
@@ -159,9 +147,7 @@ static void sync_alloc_section(struct bench_table *t)
 	unsigned i, form;
 	double vals[3];
 
-	c->group = act_group_create(&go);
-	if (c->group == NULL || act_group_bind(c->group) != 0)
-		bench_die(errno, "act_group_create", NULL);
+	c->group = bench_bound_group("sync_alloc", ACT_QUEUE_BQUEUE);
 	c->lockable = sy_actor(c->group, &c->state, false);
 	c->private_actor = sy_actor(c->group, &c->private_state, true);
 	for (i = SY_CHAIN; i-- > 0;) {

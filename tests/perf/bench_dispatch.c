@@ -107,33 +107,8 @@ static struct disp_ctx disp_ctx;
 static struct act_actor *make_actor(const char *name, struct act_group *g, bool private_actor)
 {
 	static const act_handler_fn handlers[DISP_TYPES] = {[DISP_WORK] = disp_work0};
-	struct act_actor_opts o = {
-		.name = name,
-		.handlers = handlers,
-		.handler_count = DISP_TYPES,
-		.state = &disp_state,
-		.group = g,
-		.group_private = private_actor,
-	};
-	struct act_actor *a = act_actor_create(&o);
 
-	if (a == NULL)
-		bench_die(errno, "act_actor_create", NULL);
-	if (act_actor_start(a) != 0)
-		bench_die(0, "act_actor_start", NULL);
-	return a;
-}
-
-static struct act_group *make_bound_group(const char *name, enum act_queue_type q)
-{
-	struct act_group_opts o = {.name = name, .queue = q, .cpu = -1};
-	struct act_group *g = act_group_create(&o);
-
-	if (g == NULL)
-		bench_die(errno, "act_group_create", NULL);
-	if (act_group_bind(g) != 0)
-		bench_die(0, "act_group_bind", NULL);
-	return g;
+	return bench_actor(name, handlers, DISP_TYPES, &disp_state, g, NULL, private_actor);
 }
 
 static void disp_setup(struct disp_ctx *c)
@@ -161,12 +136,12 @@ static void disp_setup(struct disp_ctx *c)
 		x ^= x << 17;
 		c->random_index[i] = (uint8_t)(x >> 61);
 	}
-	c->group = make_bound_group("disp", ACT_QUEUE_BQUEUE);
-	c->group_lockfree = make_bound_group("disp_lf", ACT_QUEUE_LOCKFREE);
+	c->group = bench_bound_group("disp", ACT_QUEUE_BQUEUE);
+	c->group_lockfree = bench_bound_group("disp_lf", ACT_QUEUE_LOCKFREE);
 	c->private_actor = make_actor("private", c->group, true);
 	c->lockable_actor = make_actor("lockable", c->group, false);
 	c->private_lockfree = make_actor("private_lf", c->group_lockfree, true);
-	c->group_instr = make_bound_group("disp_instr", ACT_QUEUE_BQUEUE);
+	c->group_instr = bench_bound_group("disp_instr", ACT_QUEUE_BQUEUE);
 	act_group_set_instrument(c->group_instr, true);
 	c->private_instr = make_actor("private_instr", c->group_instr, true);
 }

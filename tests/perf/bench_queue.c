@@ -34,22 +34,8 @@ static struct act_actor *q_actor(const char *name, const act_handler_fn *h, void
 				 enum act_queue_type q, int cpu, uint32_t spin)
 {
 	struct act_group_opts own = {.name = name, .queue = q, .cpu = cpu, .spin = spin};
-	struct act_actor_opts o = {
-		.name = name,
-		.handlers = h,
-		.handler_count = Q_TYPES,
-		.state = state,
-		.mailbox = &own,
-	};
-	struct act_actor *a = act_actor_create(&o);
-	int rc;
 
-	if (a == NULL)
-		bench_die(errno, "act_actor_create", "too many threads?");
-	rc = act_actor_start(a);
-	if (rc != 0)
-		bench_die(-rc, "act_actor_start", NULL);
-	return a;
+	return bench_actor(name, h, Q_TYPES, state, NULL, &own, false);
 }
 
 static void q_destroy(struct act_actor *a)

@@ -159,28 +159,6 @@ static const act_handler_fn rt_pong_handlers[RT_TYPES] = {
 	[RT_PING] = rt_pong_on_ping,
 };
 
-static struct act_actor *rt_actor(const char *name, const act_handler_fn *h, void *state,
-				  struct act_group *g, const struct act_group_opts *own)
-{
-	struct act_actor_opts o = {
-		.name = name,
-		.handlers = h,
-		.handler_count = RT_TYPES,
-		.state = state,
-		.group = g,
-		.mailbox = own,
-	};
-	struct act_actor *a = act_actor_create(&o);
-	int rc;
-
-	if (a == NULL)
-		bench_die(errno, "act_actor_create", "too many threads or too little memory?");
-	rc = act_actor_start(a);
-	if (rc != 0)
-		bench_die(-rc, "act_actor_start", NULL);
-	return a;
-}
-
 double bench_rt_run(const struct bench_rt_opts *o, uint64_t count, struct bench_samples *s)
 {
 	struct rt_ping ping = {.count = count, .samples = s, .extra = o->extra};
@@ -208,9 +186,9 @@ double bench_rt_run(const struct bench_rt_opts *o, uint64_t count, struct bench_
 		g = act_group_create(&go);
 		if (g == NULL)
 			bench_die(errno, "act_group_create", NULL);
-		a_pong = rt_actor("pong", rt_pong_handlers, &pong, g, NULL);
+		a_pong = bench_actor("pong", rt_pong_handlers, RT_TYPES, &pong, g, NULL, false);
 		ping.peer = a_pong;
-		a_ping = rt_actor("ping", rt_ping_handlers, &ping, g, NULL);
+		a_ping = bench_actor("ping", rt_ping_handlers, RT_TYPES, &ping, g, NULL, false);
 		if (act_send_copy(a_ping, RT_START, NULL, 0) != 0)
 			bench_die(0, "act_send_copy(start)", NULL);
 		while (atomic_load_explicit(&ping.finished, memory_order_relaxed) == 0)
@@ -226,9 +204,9 @@ double bench_rt_run(const struct bench_rt_opts *o, uint64_t count, struct bench_
 		ping.post = true;
 		if (sem_init(&ping.finished_sem, 0, 0) != 0)
 			bench_die(errno, "sem_init", NULL);
-		a_pong = rt_actor("pong", rt_pong_handlers, &pong, NULL, &on1);
+		a_pong = bench_actor("pong", rt_pong_handlers, RT_TYPES, &pong, NULL, &on1, false);
 		ping.peer = a_pong;
-		a_ping = rt_actor("ping", rt_ping_handlers, &ping, NULL, &on0);
+		a_ping = bench_actor("ping", rt_ping_handlers, RT_TYPES, &ping, NULL, &on0, false);
 		if (act_send_copy(a_ping, RT_START, NULL, 0) != 0)
 			bench_die(0, "act_send_copy(start)", NULL);
 		while (sem_wait(&ping.finished_sem) != 0 && errno == EINTR)
@@ -325,24 +303,11 @@ static __attribute__((noinline)) double sync_run(struct sync_ctx *c, enum sync_k
 
 static void sync_setup(struct sync_ctx *c)
 {
-	struct act_group_opts go = {.name = "sync", .cpu = -1};
-	struct act_actor_opts o = {
-		.name = "pong",
-		.handlers = rt_pong_handlers,
-		.handler_count = RT_TYPES,
-		.state = &c->pong,
-	};
-
-	c->group = act_group_create(&go);
-	if (c->group == NULL || act_group_bind(c->group) != 0)
-		bench_die(errno, "act_group_create", NULL);
-	o.group = c->group;
-	c->lockable = act_actor_create(&o);
-	o.group_private = true;
-	c->private_actor = act_actor_create(&o);
-	if (c->lockable == NULL || c->private_actor == NULL ||
-	    act_actor_start(c->lockable) != 0 || act_actor_start(c->private_actor) != 0)
-		bench_die(errno, "act_actor_create", NULL);
+	c->group = bench_bound_group("sync", ACT_QUEUE_BQUEUE);
+	c->lockable = bench_actor("pong", rt_pong_handlers, RT_TYPES, &c->pong, c->group, NULL,
+				  false);
+	c->private_actor = bench_actor("pong", rt_pong_handlers, RT_TYPES, &c->pong, c->group,
+				       NULL, true);
 }
 
 static void sync_teardown(struct sync_ctx *c)

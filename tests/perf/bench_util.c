@@ -206,6 +206,45 @@ void bench_thread_join(pthread_t th)
 		bench_die(rc, "pthread_join", NULL);
 }
 
+struct act_actor *bench_actor(const char *name, const act_handler_fn *handlers,
+			      uint32_t handler_count, void *state, struct act_group *g,
+			      const struct act_group_opts *own, bool group_private)
+{
+	struct act_actor_opts o = {
+		.name = name,
+		.handlers = handlers,
+		.handler_count = handler_count,
+		.state = state,
+		.group = g,
+		.mailbox = own,
+		.group_private = group_private,
+		.lock_release_store = bench_opts.release_store,
+	};
+	struct act_actor *a = act_actor_create(&o);
+	int rc;
+
+	if (a == NULL)
+		bench_die(errno, "act_actor_create", "too many threads or too little memory?");
+	rc = act_actor_start(a);
+	if (rc != 0)
+		bench_die(-rc, "act_actor_start", NULL);
+	return a;
+}
+
+struct act_group *bench_bound_group(const char *name, enum act_queue_type q)
+{
+	struct act_group_opts o = {.name = name, .queue = q, .cpu = -1};
+	struct act_group *g = act_group_create(&o);
+	int rc;
+
+	if (g == NULL)
+		bench_die(errno, "act_group_create", NULL);
+	rc = act_group_bind(g);
+	if (rc != 0)
+		bench_die(-rc, "act_group_bind", NULL);
+	return g;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Samples                                                                  */
 /* ------------------------------------------------------------------------ */

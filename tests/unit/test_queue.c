@@ -305,7 +305,7 @@ static void capacity_and_full(void **state)
 static void push_info(void **state)
 {
 	struct act__queue *q = new_queue(type_of(state), 8, 1);
-	struct act__push_info info;
+	struct act__push_info info = { 0 };
 	void *items[8];
 	uintptr_t i;
 
@@ -632,7 +632,7 @@ static void sharded_lanes(void **state)
 {
 	struct act__queue *q = new_queue(ACT_QUEUE_SHARDED, 16, 3); /* 4 lanes of 4 */
 	uint32_t saved_ticket = act__queue_tls_lane_ticket;
-	struct act__push_info info;
+	struct act__push_info info = { 0 };
 	uintptr_t next[4];
 	void *items[32];
 	uint32_t lane, i, n, total = 0;
