@@ -4,7 +4,9 @@
 # dpdk-config/qemu), boot it under qemu TCG with image/qemu-run --check and
 # read the result line the image's boot check prints on the serial console.
 #   tests/image/image-boot.sh BUILD SOURCE
-# Everything goes under BUILD/tests/image/ (nothing is cached elsewhere).
+# Everything goes under BUILD/tests/image/ (nothing is cached elsewhere); the
+# Debian base the build started from is kept there as rootfs.base for
+# image_reproducible.
 # TW_IMAGE_BOOT_TIMEOUT (s, default 600) bounds the boot.
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -16,8 +18,12 @@ mkdir -p "$dir"
 rm -f "$img" "$log"
 
 t0=$SECONDS
-"$src/image/build" --build-dir "$build" --out "$img"
+rm -rf "$img.work" "$dir/rootfs.base"
+"$src/image/build" --build-dir "$build" --out "$img" --keep-work
 t_build=$((SECONDS - t0))
+# the mmdebstrap output, for image_reproducible's second build
+mv "$img.work/rootfs.base" "$dir/rootfs.base"
+rm -rf "$img.work"
 echo "image_boot: image built in ${t_build} s"
 
 t1=$SECONDS
