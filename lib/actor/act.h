@@ -137,7 +137,12 @@ struct act_msg *act_msg_alloc(uint32_t type, uint32_t size);
 /** Return a pool message to the pool. Any thread. NULL is ignored. */
 void act_msg_free(struct act_msg *m);
 
-/** True if @p m came from act_msg_alloc() (as opposed to a stack request). */
+/**
+ * True if @p m came from act_msg_alloc() (as opposed to a stack request).
+ * In a handler: false for a message that travelled inline in a lockfree
+ * mailbox (ACT_QUEUE_LOCKFREE), which the runtime hands over as a copy on
+ * the group thread's stack.
+ */
 bool act_msg_is_pooled(const struct act_msg *m);
 
 /** After a synchronous call: true if the handler replied. */
@@ -186,7 +191,17 @@ enum act_queue_type {
 	ACT_QUEUE_BQUEUE = 0,      /**< mutex + condvar ring; default */
 	ACT_QUEUE_BQUEUE_BATCHED,  /**< drain all under one lock; wake on empty->non-empty */
 	ACT_QUEUE_SHARDED,         /**< N locked lanes joined by an atomic cursor */
-	ACT_QUEUE_LOCKFREE,        /**< bounded Vyukov MPSC ring */
+	/**
+	 * Bounded Vyukov MPSC ring of one-cache-line cells. An asynchronous
+	 * message of at most 32 payload bytes sent while the mailbox is not
+	 * instrumented travels inline: copied into its cell, no pool block
+	 * (act_send() from another thread frees the caller's block at once,
+	 * act_send_copy() and an asynchronous act_reply() allocate nothing);
+	 * larger or instrumented messages, and act_send() of a pool block from
+	 * the group's own thread, travel as pool blocks, in the same order. Memory: 64 bytes
+	 * per slot of capacity.
+	 */
+	ACT_QUEUE_LOCKFREE,
 	ACT_QUEUE_COUNT_
 };
 
@@ -219,7 +234,9 @@ struct act_group_opts {
 	 * act_msg::mailbox_was_empty and act_msg::enqueue_tsc, and
 	 * act_mailbox_stats::max_depth is maintained. It costs a read of the
 	 * consumer's queue index (a cache line written by another thread) and
-	 * an rdtsc per send. Also act_group_set_instrument().
+	 * an rdtsc per send; on an ACT_QUEUE_LOCKFREE mailbox it also sends
+	 * small messages as pool blocks instead of inline (the stamped fields
+	 * live in the block's header). Also act_group_set_instrument().
 	 */
 	bool instrument;
 };
@@ -313,7 +330,10 @@ uint64_t act_group_now(const struct act_group *g);
  * Handler: runs under the actor's lock, one message at a time. @p state is
  * the state pointer given at creation. The handler may call act_reply(),
  * act_send() and the act_fast_send() family. It does not own @p msg: the
- * runtime frees pooled messages after the handler returns.
+ * runtime frees pooled messages after the handler returns, and a message
+ * delivered inline (ACT_QUEUE_LOCKFREE) lives on the group thread's stack
+ * until then; neither may be kept, forwarded with act_send() or referenced
+ * after the handler returns (copy what must outlive it).
  */
 typedef void (*act_handler_fn)(struct act_actor *self, void *state, struct act_msg *msg);
 
@@ -414,15 +434,20 @@ static inline uint64_t act_now(const struct act_actor *self)
  * @p to's mailbox. m->sender is set to the actor running on this thread (or
  * NULL). Any thread.
  *
- * Ownership: on 0 the runtime owns @p m. On -EAGAIN, -ESHUTDOWN, -EINVAL the
- * caller still owns it. Under ACT_OVERFLOW_DROP_NEWEST a full mailbox frees
- * @p m, counts it and returns 0.
+ * Ownership: on 0 the runtime owns @p m (a message that travels inline,
+ * see ACT_QUEUE_LOCKFREE, is copied into the mailbox and @p m freed before
+ * the call returns; sent from the mailbox's own group thread, @p m travels
+ * as it is). On -EAGAIN, -ESHUTDOWN, -EINVAL the caller still owns
+ * it. Under ACT_OVERFLOW_DROP_NEWEST a full mailbox frees @p m, counts it and
+ * returns 0.
  * @return 0, -EAGAIN, -ESHUTDOWN, -ENOTSUP, -EINVAL (not a pooled message).
  */
 int act_send(struct act_actor *to, struct act_msg *m);
 
 /**
  * Allocate, copy @p len bytes of @p payload and send; frees on failure.
+ * A message that travels inline (ACT_QUEUE_LOCKFREE) is copied straight
+ * into the mailbox, with no allocation.
  * @return as act_send(), plus -ENOMEM, -EMSGSIZE.
  */
 int act_send_copy(struct act_actor *to, uint32_t type, const void *payload, uint32_t len);

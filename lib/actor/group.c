@@ -64,6 +64,64 @@ uint64_t act_group_now(const struct act_group *g)
 	return act__mono_ns();
 }
 
+/*
+ * The entry of a LOCKFREE head cell as a message: the pool message of a
+ * pointer entry, or the inline entry copied into @local (the cell is freed
+ * right after, before the handler runs).
+ */
+static inline struct act_msg *lf_take(const struct act__lf_cell *cell,
+				      struct act__inline_msg *local)
+{
+	if (cell->kind == 0)
+		return cell->u.item;
+	local->hdr = (struct act_msg){
+		.type = cell->word,
+		.size = cell->kind - 1,
+		.sender = cell->u.inl.ptr[1],
+		.dest = cell->u.inl.ptr[0],
+	};
+	/* the whole data area: a fixed-size copy, no length dispatch */
+	memcpy(local->payload, cell->u.inl.data, ACT__INLINE_MAX);
+	return &local->hdr;
+}
+
+/*
+ * LOCKFREE: copy out up to ACT__LF_TAKE entries (the default batch), free
+ * their cells and wake producers waiting for space before any handler runs
+ * (a handler may block on another mailbox whose consumer waits for ours),
+ * then deliver.
+ */
+#define ACT__LF_TAKE 64u
+
+static uint32_t run_batch_lf(struct act_group *g, uint32_t max)
+{
+	struct act__lfqueue *lf = &g->queue.u.lf;
+	struct act__inline_msg local[ACT__LF_TAKE];
+	struct act_msg *msgs[ACT__LF_TAKE];
+	const struct act__lf_cell *cell;
+	uint32_t total = 0;
+
+	while (total < max) {
+		uint32_t want = max - total < ACT__LF_TAKE ? max - total : ACT__LF_TAKE;
+		uint32_t n = 0, i;
+
+		while (n < want && (cell = act__lf_head(lf, n)) != NULL) {
+			msgs[n] = lf_take(cell, &local[n]);
+			act__lf_release(lf, n);
+			n++;
+		}
+		if (n == 0)
+			break;
+		act__lf_advance(lf, n);
+		for (i = 0; i < n; i++)
+			act__deliver_async(g, msgs[i]);
+		total += n;
+		if (n < want)
+			break;
+	}
+	return total;
+}
+
 /* Runs up to @max messages; the caller is the group's thread. */
 static uint32_t run_batch(struct act_group *g, uint32_t max)
 {
@@ -72,9 +130,13 @@ static uint32_t run_batch(struct act_group *g, uint32_t max)
 
 	if (max > ACT__GROUP_BATCH_MAX)
 		max = ACT__GROUP_BATCH_MAX;
-	n = act__queue_pop_burst(&g->queue, items, max);
-	for (i = 0; i < n; i++)
-		act__deliver_async(g, items[i]);
+	if (g->queue.type == ACT_QUEUE_LOCKFREE) {
+		n = run_batch_lf(g, max);
+	} else {
+		n = act__queue_pop_burst(&g->queue, items, max);
+		for (i = 0; i < n; i++)
+			act__deliver_async(g, items[i]);
+	}
 	if (n != 0)
 		atomic_store_explicit(&g->dequeued,
 				      atomic_load_explicit(&g->dequeued, memory_order_relaxed) + n,
@@ -188,6 +250,22 @@ void act_group_destroy(struct act_group *g)
 		return;
 	act_group_stop(g);
 	act__queue_close(&g->queue);
+	if (g->queue.type == ACT_QUEUE_LOCKFREE) {
+		struct act__lfqueue *lf = &g->queue.u.lf;
+		const struct act__lf_cell *cell;
+		struct act__inline_msg local;
+
+		for (n = 0; (cell = act__lf_head(lf, 0)) != NULL; n++) {
+			struct act_msg *m = lf_take(cell, &local);
+			struct act_actor *to = m->dest;
+
+			act__lf_release(lf, 0);
+			act__lf_advance(lf, 1);
+			act_msg_free(m); /* a no-op for an inline entry */
+			act__actor_unref(to);
+		}
+		atomic_fetch_add(&g->discarded, n);
+	}
 	while ((n = act__queue_pop_burst(&g->queue, items, 64)) != 0) {
 		for (i = 0; i < n; i++) {
 			struct act_msg *m = items[i];
@@ -202,6 +280,51 @@ void act_group_destroy(struct act_group *g)
 	}
 	act__queue_fini(&g->queue);
 	free(g);
+}
+
+/* A refused push: apply the overflow policy's accounting. -ENOBUFS: dropped. */
+static int enqueue_failed(struct act_group *g, int rc)
+{
+	if (rc == -EAGAIN) {
+		if (g->overflow == ACT_OVERFLOW_DROP_NEWEST) {
+			act__stat_inc_shared(&g->dropped);
+			return -ENOBUFS;
+		}
+		act__stat_inc_shared(&g->full_fails);
+	}
+	return rc;
+}
+
+/*
+ * Copy a message into a LOCKFREE cell (act__group_takes_inline() said yes).
+ * Same policy and counters as act__group_enqueue(); the mailbox is not
+ * instrumented, so there are no header fields to stamp.
+ */
+int act__group_enqueue_inline(struct act_group *g, struct act_actor *to,
+			      struct act_actor *sender, uint32_t type, const void *payload,
+			      uint32_t len)
+{
+	struct act__lfqueue *lf = &g->queue.u.lf;
+	bool own_thread = atomic_load_explicit(&g->bound, memory_order_relaxed) ==
+			  &act__tls_thread;
+	bool block = g->overflow == ACT_OVERFLOW_BLOCK && !own_thread;
+	struct act__lf_cell *cell;
+	bool waited = false;
+	uint64_t pos = 0;
+	int rc = act__lf_claim(lf, block, &pos, &waited);
+
+	if (act__unlikely(rc != 0))
+		return enqueue_failed(g, rc);
+	cell = &lf->cells[pos & lf->mask];
+	cell->kind = len + 1;
+	cell->word = type;
+	cell->u.inl.ptr[0] = to;
+	cell->u.inl.ptr[1] = sender;
+	act__copy_small(cell->u.inl.data, payload, len);
+	act__lf_publish(lf, pos);
+	if (act__unlikely(waited))
+		act__stat_inc_shared(&g->blocked);
+	return 0;
 }
 
 int act__group_enqueue(struct act_group *g, struct act_msg *m)
@@ -231,16 +354,8 @@ int act__group_enqueue(struct act_group *g, struct act_msg *m)
 	/* Only a blocking push can report a wait; without info the sharded
 	 * queue skips summing the depth of every lane. */
 	rc = act__queue_push(&g->queue, m, block, block ? &info : NULL);
-	if (act__unlikely(rc != 0)) {
-		if (rc == -EAGAIN) {
-			if (g->overflow == ACT_OVERFLOW_DROP_NEWEST) {
-				act__stat_inc_shared(&g->dropped);
-				return -ENOBUFS;
-			}
-			act__stat_inc_shared(&g->full_fails);
-		}
-		return rc;
-	}
+	if (act__unlikely(rc != 0))
+		return enqueue_failed(g, rc);
 	if (act__unlikely(info.waited))
 		act__stat_inc_shared(&g->blocked);
 	if (act__unlikely(instrument) &&

@@ -35,13 +35,19 @@
  *           Order between producers of different lanes is not preserved.
  *  LOCKFREE Vyukov's bounded MPMC array queue used as MPSC: C cells, each
  *           with a sequence number (seq == pos: free for position pos;
- *           seq == pos + 1: holds the item of pos). Push: one CAS on
+ *           seq == pos + 1: holds the entry of pos). Push: one CAS on
  *           enqueue_pos when uncontended (retried only when another producer
- *           won the same position), a plain store of the item and a release
+ *           won the same position), plain stores of the entry and a release
  *           store of seq; lock-free, not wait-free. pop_burst: no RMW at all,
  *           acquire loads of seq and release stores freeing cells, O(n), plus
  *           one seq_cst fence per non-empty burst for the producers'
- *           wake-up. Known limit of the design: a producer preempted between
+ *           wake-up. A cell is one cache line (C x 64 bytes): beside a
+ *           pointer item it can hold an inline entry (two pointers and 32
+ *           bytes, written between act__lf_claim() and act__lf_publish(),
+ *           read between act__lf_head() and act__lf_release()), so that an
+ *           entry moves one line from producer to consumer; the actor
+ *           runtime puts small messages there (actor_pvt.h). The consumer
+ *           polls the cell's seq, never the producers' enqueue_pos. Known limit of the design: a producer preempted between
  *           its CAS and its seq store hides the items behind it until it
  *           resumes (they count in act__queue_count() but are not ready).
  *
@@ -125,7 +131,8 @@
  * No plain data is published through a fence.
  *
  * Memory: init allocates the ring (cache-line aligned, one block; SHARDED
- * also its lane array) and nothing else; no call allocates after init.
+ * also its lane array; LOCKFREE 64 bytes a cell) and nothing else; no call
+ * allocates after init.
  */
 #include <limits.h>
 #include <stdlib.h>

@@ -11,7 +11,9 @@
  * Grouped: both actors in one group whose mailbox the calling thread steps.
  * Cross-thread: each actor has its own mailbox and thread, ping on cpu 0,
  * pong on cpu 1; "spinning" consumers poll their queue before sleeping
- * (group spin), "sleeping" ones sleep at once.
+ * (group spin), "sleeping" ones sleep at once. With the lockfree mailbox
+ * both 24-byte messages travel inline in the ring cell (one cache line a
+ * leg, no pool block); with bqueue they are pool blocks behind a pointer.
  *
  * Synchronous round trip: act_fast_send() of a stack request with a reply
  * buffer; pong's handler is the same function. Its baseline is a direct
@@ -728,6 +730,8 @@ void bench_table2_round_trip(void)
 		   "sleep at once (group spin 0, the default)", T2_SPIN);
 	bench_note(t, "grouped and cross-thread: act_send_copy of a 24-byte request, act_reply "
 		   "of 24 bytes; sync arms: the same handler via act_fast_send");
+	bench_note(t, "lockfree arms: both messages travel inline in the mailbox's ring cell "
+		   "(one cache line a leg); bqueue arms: pool blocks behind a pointer");
 	caf_section(t, med_p50[T2_GROUPED], med_amort[T2_FAST_LOCKABLE], med_p50[T2_SPIN_BQ],
 		    med_p50[T2_SLEEP_BQ]);
 	bench_table_end(t);

@@ -114,8 +114,17 @@ static void sync_path_allocates_nothing(void **unused)
 	assert_int_equal(act_thread_alloc_count() - p0, 0);
 	assert_int_equal(MALLOCS() - m0, 0);
 
-	/* the counters do see allocations: an async send makes one */
+	/* a small async send to a lockfree mailbox travels inline in its ring
+	 * cell: no pool block either */
 	assert_int_equal(act_send_copy(a, T_LEAF, &i, sizeof(i)), 0);
+	assert_int_equal(act_thread_alloc_count() - p0, 0);
+	/* the counters do see allocations: a send too large to travel inline
+	 * takes a pool block */
+	{
+		long big[8] = {i};
+
+		assert_int_equal(act_send_copy(a, T_LEAF, big, sizeof(big)), 0);
+	}
 	assert_int_equal(act_thread_alloc_count() - p0, 1);
 #ifdef TW_WRAP_MALLOC
 	{

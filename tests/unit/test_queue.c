@@ -669,6 +669,98 @@ static void sharded_lanes(void **state)
 	free_queue(q);
 }
 
+/* ---- LOCKFREE inline entries ------------------------------------------ */
+
+static void put_inline(struct act__lfqueue *lf, uint32_t v, int expect_rc)
+{
+	uint64_t pos = 0;
+	bool waited = false;
+	struct act__lf_cell *cell;
+
+	assert_int_equal(act__lf_claim(lf, false, &pos, &waited), expect_rc);
+	if (expect_rc != 0)
+		return;
+	assert_false(waited);
+	cell = &lf->cells[pos & lf->mask];
+	cell->kind = 1;
+	cell->word = v;
+	cell->u.inl.ptr[0] = ITEM(v);
+	cell->u.inl.ptr[1] = ITEM(~(uintptr_t)v);
+	memset(cell->u.inl.data, (int)(v & 0xff), ACT__LF_INLINE_DATA);
+	act__lf_publish(lf, pos);
+}
+
+/*
+ * Inline entries and pointer items share one ring and one order; claimed
+ * cells are invisible until published; the ring wraps many times; a full
+ * ring refuses a claim; pop_burst (pointer items only) stops at an inline
+ * entry; count and wait see inline entries.
+ */
+static void lockfree_inline_cells(void **state)
+{
+	struct act__queue *q = new_queue(ACT_QUEUE_LOCKFREE, 4, 0);
+	struct act__lfqueue *lf = &q->u.lf;
+	uint32_t next = 2, expect = 2, lap, k; /* even: pointer item */
+	void *items[4];
+	uint64_t pos = 0;
+	bool waited = false;
+
+	(void)state;
+	assert_int_equal(sizeof(struct act__lf_cell), ACT__CACHE_LINE);
+	/* claimed, not yet published: not ready, and it holds back nothing else */
+	assert_int_equal(act__lf_claim(lf, false, &pos, &waited), 0);
+	assert_null(act__lf_head(lf, 0));
+	assert_int_equal(act__queue_wait(q, 0, MS), -ETIMEDOUT);
+	lf->cells[pos & lf->mask].kind = 0;
+	lf->cells[pos & lf->mask].u.item = ITEM(next);
+	act__lf_publish(lf, pos);
+	next++;
+	assert_int_equal(act__queue_wait(q, 0, MS), 0);
+	for (lap = 0; lap < 100; lap++) {
+		/* fill the ring: pointer items at even values, inline at odd */
+		while (act__queue_count(q) < 4) {
+			if (next % 2 == 0)
+				assert_int_equal(act__queue_push(q, ITEM(next), false, NULL), 0);
+			else
+				put_inline(lf, next, 0);
+			next++;
+		}
+		put_inline(lf, 999, -EAGAIN);
+		assert_int_equal(act__queue_push(q, ITEM(999), false, NULL), -EAGAIN);
+		/* look-ahead: the four entries are ready, nothing behind them */
+		for (k = 0; k < 4; k++)
+			assert_non_null(act__lf_head(lf, k));
+		assert_null(act__lf_head(lf, 4));
+		for (k = 0; k < 4; k++) {
+			const struct act__lf_cell *cell = act__lf_head(lf, 0);
+
+			assert_non_null(cell);
+			if (expect % 2 == 0) {
+				assert_int_equal(cell->kind, 0);
+				assert_int_equal(VAL(cell->u.item), expect);
+			} else {
+				unsigned char want[ACT__LF_INLINE_DATA];
+
+				assert_int_equal(cell->kind, 1);
+				assert_int_equal(cell->word, expect);
+				assert_int_equal(VAL(cell->u.inl.ptr[0]), expect);
+				assert_int_equal(VAL(cell->u.inl.ptr[1]), ~(uintptr_t)expect);
+				memset(want, (int)(expect & 0xff), sizeof(want));
+				assert_memory_equal(cell->u.inl.data, want, sizeof(want));
+				/* the pointer-only pop leaves an inline entry alone */
+				assert_int_equal(act__queue_pop_burst(q, items, 4), 0);
+			}
+			act__lf_release(lf, 0);
+			act__lf_advance(lf, 1);
+			expect++;
+		}
+		assert_null(act__lf_head(lf, 0));
+		assert_int_equal(act__queue_count(q), 0);
+	}
+	assert_int_equal(expect, next);
+	free_queue(q);
+}
+
 /* ---- registration ------------------------------------------------------- */
 
 #define PER_TYPE(fn)                                                          \
@@ -696,6 +788,7 @@ int main(int argc, char **argv)
 		PER_TYPE(two_blocked_producers_resume),
 		cmocka_unit_test(init_errors),
 		cmocka_unit_test(sharded_lanes),
+		cmocka_unit_test(lockfree_inline_cells),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);
