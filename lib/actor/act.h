@@ -502,7 +502,9 @@ int act_fast_send_opt(struct act_actor *to, struct act_msg *req, void *reply, ui
 /**
  * Synchronous if possible, else asynchronous: runs the handler now if the
  * lock is free and no cycle is detected; otherwise copies @p req (stack or
- * pool) into a pool message and enqueues it. A reply from the handler goes
+ * pool) into a pool message, or inline (ACT_QUEUE_LOCKFREE), and enqueues
+ * the copy. The caller keeps @p req in every case; a handler may pass the
+ * message it is running on. A reply from the handler goes
  * nowhere in the synchronous case (no buffer) and to the sender's mailbox in
  * the asynchronous case. Counts sync completions and async fallbacks on @p to.
  * @return 0 ran synchronously, 1 enqueued, or an error from act_send() or

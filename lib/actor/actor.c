@@ -779,12 +779,12 @@ int act_fast_send_void(struct act_actor *to, struct act_msg *req)
 		return 0;
 	if (rc != -EBUSY && rc != -ELOOP && rc != -EPERM)
 		return rc;
-	/* Fall back to the mailbox, copying a stack request (inline, or into
-	 * the pool); a pool request is sent as it is. */
-	if (req->flags_ & ACT__F_POOLED)
-		rc = act_send(to, req);
-	else
-		rc = act_send_copy(to, req->type, req->payload, req->size);
+	/* Fall back to the mailbox with a copy (inline, or a pool message),
+	 * stack and pool requests alike: the caller keeps @req whatever the
+	 * outcome (act.h). Sending a pool request itself made its ownership
+	 * depend on the return value, and a handler passing on the message it
+	 * was given had it queued and then freed by the runtime. */
+	rc = act_send_copy(to, req->type, req->payload, req->size);
 	if (rc != 0)
 		return rc;
 	act__stat_inc_shared(&to->async_fallbacks);

@@ -350,6 +350,17 @@ static void fast_send_family_on_held_lock(void **unused)
 	act_actor_stats(a, &st);
 	assert_int_equal(st.async_fallbacks, 1);
 	assert_int_equal(act_group_queued(g), 1);
+	/* a pool request is copied too: the caller keeps it and may free it */
+	struct act_msg *pm = act_msg_alloc(T_LOG, sizeof(int));
+	int v = 98;
+
+	assert_non_null(pm);
+	memcpy(pm->payload, &v, sizeof(v));
+	assert_int_equal(act_fast_send_void(a, pm), 1);
+	v = -1;
+	memcpy(pm->payload, &v, sizeof(v));
+	act_msg_free(pm);
+	assert_int_equal(act_group_queued(g), 2);
 
 	atomic_store(&s.release, 1);
 	/* blocking forms now wait for the holder and then run */
@@ -359,8 +370,9 @@ static void fast_send_family_on_held_lock(void **unused)
 	assert_int_equal(out, 6);
 	pthread_join(th, NULL);
 
-	assert_int_equal(act_group_drain(g), 1);
+	assert_int_equal(act_group_drain(g), 2);
 	assert_int_equal(s.log.v[0], 99);
+	assert_int_equal(s.log.v[1], 98);
 
 	/* held again, now the sleeping and adaptive forms */
 	atomic_store(&s.release, 0);
@@ -385,10 +397,10 @@ static void fast_send_family_on_held_lock(void **unused)
 	act_msg_init(&req.hdr, T_LOG, sizeof(int));
 	req.body = 100;
 	assert_int_equal(act_fast_send_void(a, &req.hdr), 0);
-	assert_int_equal(s.log.v[1], 100);
+	assert_int_equal(s.log.v[2], 100);
 	act_actor_stats(a, &st);
-	assert_int_equal(st.async_fallbacks, 1);
-	assert_int_equal(st.async_runs, 1);
+	assert_int_equal(st.async_fallbacks, 2);
+	assert_int_equal(st.async_runs, 2);
 	/* T_HOLD x3, echo x3 (spin, sleep, adaptive), void x1 */
 	assert_int_equal(st.sync_completions, 7);
 	assert_int_equal(act_fast_send_opt(a, &req.hdr, NULL, 0, ACT_WAIT_NONE + 1, 0), -EINVAL);
