@@ -47,9 +47,10 @@
  *           read between act__lf_head() and act__lf_release()), so that an
  *           entry moves one line from producer to consumer; the actor
  *           runtime puts small messages there (actor_pvt.h). The consumer
- *           polls the cell's seq, never the producers' enqueue_pos. Known limit of the design: a producer preempted between
- *           its CAS and its seq store hides the items behind it until it
- *           resumes (they count in act__queue_count() but are not ready).
+ *           polls the cell's seq, never the producers' enqueue_pos. Known
+ *           limit of the design: a producer preempted between its CAS and
+ *           its seq store hides the items behind it until it resumes (they
+ *           count in act__queue_count() but are not ready).
  *
  *  SHARDED and LOCKFREE share a futex sleep protocol (struct
  *  act__queue_signal): the consumer sleeps on consumer_state; producers
