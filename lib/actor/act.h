@@ -363,6 +363,19 @@ struct act_actor_opts {
 	 * not those callers sleep on. Ignored (exchange) without membarrier.
 	 */
 	bool lock_release_store;
+	/**
+	 * Bias the lock to the first thread that takes it: that thread then
+	 * acquires and releases with plain loads and stores, no atomic
+	 * read-modify-write (uncontended fast_send ~0.3x the time of the
+	 * default lock, tests/perf/RESULTS.md). The first delivery from any
+	 * other thread revokes the bias for good, which costs that delivery one
+	 * membarrier(2) (an IPI to every CPU running a thread of the process,
+	 * microseconds in a VM) and a wait until the bias owner's handler in
+	 * progress, if any, returns; from then on the lock is the default one.
+	 * For actors that one thread calls and others call rarely or never.
+	 * Ignored without membarrier (old kernel, seccomp filter).
+	 */
+	bool lock_bias;
 };
 
 /** Per-actor counters. */
@@ -373,6 +386,7 @@ struct act_actor_stats {
 	uint64_t busy_returns;     /**< act_fast_send_x() -EBUSY returns */
 	uint64_t cycles;           /**< -ELOOP returns for calls to this actor */
 	uint64_t deadlocks;        /**< -EDEADLK returns for calls to this actor */
+	uint64_t bias_revocations; /**< lock_bias: biases revoked (normally 0 or 1) */
 };
 
 /**

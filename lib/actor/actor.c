@@ -72,6 +72,42 @@
  * it atomically with freeing the word and wakes one; after sleeping, a
  * thread acquires with WAITERS set, as it cannot know whether others sleep.
  *
+ * Biased lock (act_actor_opts.lock_bias, needs membarrier). The first
+ * thread b to take a free word stores BIAS | b in it, and from then on
+ * enters and leaves with plain accesses to a flag bias_in on the lock's
+ * line, of which it is the only writer. Another thread revokes the bias
+ * once, and the lock is an ordinary one after that:
+ *
+ *   bias owner b (bias_enter, release)    revoker r (bias_revoke)
+ *   B1 store bias_in = 1                  R1 CAS word BIAS|b -> BIAS|REVOKING|b
+ *   B2 compiler barrier only              R2 membarrier(PRIVATE_EXPEDITED)
+ *   B3 load word == BIAS|b ? enter        R3 wait until load bias_in == 0
+ *   B4    : else store bias_in = 0, retry R4 lock_bias = false; word = r
+ *   B5 leave: store bias_in = 0 (release)    (r holds the lock by its word)
+ *
+ * Exclusion is the same asymmetric Dekker as the sleeper protocol above:
+ * for b's B2, either B1 is visible to r's R3 (r waits for b's B4/B5), or R1
+ * is visible to b's B3 (b does not enter). So when R3 sees 0 after R2, b is
+ * out and stays out: any later B3 of b sees the word no longer BIAS|b. A
+ * thread other than b never runs a handler while the word is biased; it
+ * revokes (one wins R1) or polls a REVOKING word until the revoker owns
+ * it. Nobody sleeps on a biased word (b does not know it is waited for):
+ * the revoker and the pollers spin, then poll every 20 us, and walk the
+ * wait-for chain, in which a biased word's owner is b while bias_in is 1.
+ * A revoker that finds a cycle, or a trying caller (act_fast_send_x) that
+ * finds b inside, puts BIAS | b back (nobody else writes a REVOKING word).
+ * A lock is biased at most once: R4 clears lock_bias before it publishes
+ * r's word, and lock_take_free() re-reads lock_bias after the CAS that
+ * took a free word (the word was freed by an owner after r, whose CAS
+ * acquired R4), so plain words, with their WAITERS bit and sleeper count,
+ * never turn biased under a sleeper.
+ * Cost: b's uncontended acquire and release are two plain stores and two
+ * loads of a line it holds (no lock prefix, no fence); the revoking call
+ * pays one membarrier and a wait for b's handler in progress. Memory: b's
+ * handlers happen before r's (R3 acquires B4/B5); r's before b's later ones
+ * through the ordinary word. ThreadSanitizer sees those same release /
+ * acquire pairs; it does not see R2, which only decides who waits.
+ *
  * ThreadSanitizer does not model membarrier, and need not: no data is
  * published through `sleepers` (it only decides whether to wake), and the
  * protected data is handed over by the CAS-acquire / store-release pair on
@@ -99,9 +135,9 @@
  *
  * Fast path. Every member of the fast_send family inlines fast_send_fast():
  * the checks, the chain scan, the reply context, the chain push, the handler
- * call and, for a lockable receiver, one CAS and the release, with no call
- * but the handler's. Anything else goes to fast_send_general() before any
- * shared side effect.
+ * call and, for a lockable receiver, one CAS and the release (or, biased to
+ * this thread, bias_enter and a store), with no call but the handler's.
+ * Anything else goes to fast_send_general() before any shared side effect.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,18 +155,6 @@ extern _Atomic uint32_t act__system_cycle_policy;
 /* ------------------------------------------------------------------------ */
 /* Lock                                                                     */
 /* ------------------------------------------------------------------------ */
-
-static inline bool lock_try(struct act_actor *a, uint32_t id)
-{
-	uint32_t expected = 0;
-
-	/* seq_cst: the acquire edge pairs with the release in lock_release();
-	 * seq_cst also orders it before our own later waiting_on store, which
-	 * the deadlock walk relies on (see the file header). */
-	return atomic_compare_exchange_strong_explicit(&a->lock, &expected, id,
-						       memory_order_seq_cst,
-						       memory_order_relaxed);
-}
 
 static inline void lock_release(struct act_actor *a)
 {
@@ -151,13 +175,28 @@ static inline void lock_release(struct act_actor *a)
 		act__futex_wake(&a->lock, 1);
 }
 
+/*
+ * The thread that holds @a per its word, 0 if none or unknown: the word's
+ * owner, or a biased word's owner while it is inside (bias_in). A revoker
+ * between its CAS and its store of its own id is not named (it holds
+ * nothing yet).
+ */
+static uint32_t lock_owner(struct act_actor *a)
+{
+	uint32_t w = atomic_load(&a->lock);
+
+	if (w & ACT__LOCK_BIAS)
+		return atomic_load(&a->bias_in) != 0 ? (w & ACT__LOCK_ID_MASK) : 0;
+	return w & ~ACT__LOCK_WAITERS;
+}
+
 /* True if following owners from @a leads back to @self. */
 static bool deadlock_walk(struct act_actor *a, const struct act__thread *self)
 {
 	uint32_t hops;
 
 	for (hops = 0; hops < ACT__MAX_THREADS && a != NULL; hops++) {
-		uint32_t owner = atomic_load(&a->lock) & ~ACT__LOCK_WAITERS;
+		uint32_t owner = lock_owner(a);
 		struct act__thread *t;
 
 		if (owner == 0)
@@ -175,12 +214,190 @@ static bool deadlock_walk(struct act_actor *a, const struct act__thread *self)
 /* Test knobs (actor_pvt.h). */
 _Atomic bool act__test_lock_wait_untimed;
 _Atomic bool act__test_lock_release_exchange;
+_Atomic bool act__test_bias_skip_membarrier;
+
+/*
+ * Biased lock: the bias owner's side. Called with the word read as
+ * BIAS | id. B1 bias_in = 1; B2 compiler barrier; B3 re-read the word: still
+ * BIAS | id means no revoker got in first (file header), and the handler may
+ * run; else B4 bias_in = 0 and the caller retries on the general path.
+ */
+static inline bool bias_enter(struct act_actor *a, uint32_t id)
+{
+	/* B1 relaxed: pairs with R3 through R2, not through the model. */
+	atomic_store_explicit(&a->bias_in, 1, memory_order_relaxed);
+	/* B2: the compiler must not hoist B3 above B1; the CPU may, and the
+	 * revoker's membarrier (R2) covers that. */
+	atomic_signal_fence(memory_order_seq_cst);
+	/* B3 relaxed: only this thread ever ran the handlers while the word
+	 * stayed biased to it, so there is nothing to acquire. */
+	if (act__likely(atomic_load_explicit(&a->lock, memory_order_relaxed) ==
+			(ACT__LOCK_BIAS | id)))
+		return true;
+	/* B4 release: a revoker's R3 acquires what we did before. */
+	atomic_store_explicit(&a->bias_in, 0, memory_order_release);
+	return false;
+}
+
+/* How a lock is held: through its word, or through the bias. */
+enum lock_hold {
+	HOLD_WORD = 1,
+	HOLD_BIAS = 2,
+};
+
+static inline void lock_release_hold(struct act_actor *a, int hold)
+{
+	if (hold == HOLD_BIAS)
+		/* B5 release: the next owner is this thread again, or a revoker
+		 * whose R3 acquires it. */
+		atomic_store_explicit(&a->bias_in, 0, memory_order_release);
+	else
+		lock_release(a);
+}
+
+/* The value a free word takes when @id acquires it. */
+static inline uint32_t lock_word_for(struct act_actor *a, uint32_t id)
+{
+	return atomic_load_explicit(&a->lock_bias, memory_order_relaxed) ? (ACT__LOCK_BIAS | id)
+									 : id;
+}
+
+/*
+ * CAS a free word to @id's value: BIAS | id while the actor may be biased,
+ * else @plain (id, with WAITERS for a former sleeper under the exchange
+ * release). HOLD_WORD or HOLD_BIAS on success; 0 if the word was not free,
+ * or a revoker got in before the bias could be entered (re-read the word).
+ */
+static inline int lock_take_free(struct act_actor *a, uint32_t id, uint32_t plain)
+{
+	uint32_t want = atomic_load_explicit(&a->lock_bias, memory_order_relaxed)
+				? (ACT__LOCK_BIAS | id)
+				: plain;
+	uint32_t expected = 0;
+
+	/* seq_cst: the acquire edge pairs with the release in lock_release();
+	 * seq_cst also orders it before our own later waiting_on store, which
+	 * the deadlock walk relies on (see the file header). */
+	if (!atomic_compare_exchange_strong_explicit(&a->lock, &expected, want,
+						     memory_order_seq_cst, memory_order_relaxed))
+		return 0;
+	if (!(want & ACT__LOCK_BIAS))
+		return HOLD_WORD;
+	/* Read again after the CAS: a word freed after a revocation was freed
+	 * by an owner that acquired after the revoker's R4, so the CAS's
+	 * acquire makes R4's lock_bias = false visible here, and a revoked
+	 * lock is never biased again (its sleepers rely on the WAITERS bit or
+	 * the sleeper count, which a biased word does not carry). */
+	if (act__unlikely(!atomic_load_explicit(&a->lock_bias, memory_order_relaxed))) {
+		expected = want;
+		if (atomic_compare_exchange_strong_explicit(&a->lock, &expected, plain,
+							    memory_order_relaxed,
+							    memory_order_relaxed))
+			return HOLD_WORD;
+		/* a revoker's R1 came first: bias_enter() fails, we retry */
+	}
+	return bias_enter(a, id) ? HOLD_BIAS : 0;
+}
+
+/*
+ * Biased lock: the revoker's side, for a word @v = BIAS | b read by a thread
+ * other than b. R1 CAS the word to BIAS | REVOKING | b (seq_cst; only one
+ * revoker wins, and nobody else changes a REVOKING word); R2
+ * membarrier(PRIVATE_EXPEDITED); R3 wait until bias_in == 0 (acquire);
+ * R4 clear lock_bias and store our own id: we hold the lock through its
+ * word, the bias is gone for good. Returns HOLD_WORD, 0 to retry (lost the
+ * R1 race), -EBUSY (ACT_WAIT_NONE and b inside), -EDEADLK (the walk from
+ * b comes back to us) or -EAGAIN (membarrier failed, which it does not once
+ * registered at init); on an error the word is BIAS | b again.
+ * Waiting, it spins (ACT_WAIT_SPIN, and the first ACT__ADAPTIVE_SPINS
+ * rounds otherwise) or polls every ~20 us: the owner does not know that
+ * someone waits, so nobody would wake a futex sleeper.
+ */
+static int bias_revoke(struct act_actor *a, struct act__thread *self, uint32_t v,
+		       enum act_wait wait)
+{
+	const struct timespec poll = {0, 20 * 1000};
+	uint32_t spins = 0;
+
+	/* Trying (ACT_WAIT_NONE): an owner seen inside would make us wait. */
+	if (wait == ACT_WAIT_NONE && atomic_load_explicit(&a->bias_in, memory_order_relaxed))
+		return -EBUSY;
+	/* R1 */
+	if (!atomic_compare_exchange_strong_explicit(&a->lock, &v, v | ACT__LOCK_REVOKING,
+						     memory_order_seq_cst, memory_order_relaxed))
+		return wait == ACT_WAIT_NONE ? -EBUSY : 0;
+	/* R2: after it, either b's B1 is visible to our R3, or our R1 is
+	 * visible to b's B3 (file header). */
+	if (act__unlikely(atomic_load_explicit(&act__test_bias_skip_membarrier,
+					       memory_order_relaxed))) {
+		/* test knob: no R2 (actor_pvt.h) */
+	} else if (act__unlikely(act__membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)) {
+		atomic_store_explicit(&a->lock, v, memory_order_release);
+		return -EAGAIN;
+	}
+	/* R3 acquire: pairs with b's B4/B5, so b's handler happens before ours. */
+	while (atomic_load_explicit(&a->bias_in, memory_order_acquire) != 0) {
+		int rc = 0;
+
+		if (wait == ACT_WAIT_NONE)
+			rc = -EBUSY;
+		else if (wait == ACT_WAIT_SPIN || spins < ACT__ADAPTIVE_SPINS) {
+			act__cpu_relax();
+			if (++spins % ACT__SPIN_WALK_EVERY == 0 && deadlock_walk(a, self))
+				rc = -EDEADLK;
+		} else {
+			nanosleep(&poll, NULL);
+			if (deadlock_walk(a, self))
+				rc = -EDEADLK;
+		}
+		if (rc != 0) {
+			/* Nobody changes a REVOKING word but its revoker. */
+			atomic_store_explicit(&a->lock, v, memory_order_release);
+			return rc;
+		}
+	}
+	/* R4: lock_bias first; lock_take_free() relies on the order. */
+	atomic_store_explicit(&a->lock_bias, false, memory_order_relaxed);
+	atomic_store(&a->lock, self->id);
+	act__stat_inc_shared(&a->bias_revocations);
+	return HOLD_WORD;
+}
+
+/*
+ * A biased word @v seen by @self while acquiring: enter our own bias,
+ * revoke another thread's, or wait for a revocation in progress. Returns
+ * HOLD_BIAS / HOLD_WORD when held, 0 to re-read the word, or an error
+ * (bias_revoke()).
+ */
+static int lock_biased_word(struct act_actor *a, struct act__thread *self, uint32_t v,
+			    enum act_wait wait, uint32_t *spins)
+{
+	const struct timespec poll = {0, 20 * 1000};
+
+	if (v == (ACT__LOCK_BIAS | self->id))
+		return bias_enter(a, self->id) ? HOLD_BIAS : 0;
+	if (!(v & ACT__LOCK_REVOKING))
+		return bias_revoke(a, self, v, wait);
+	/* Another thread revokes: it will own the word in a moment. */
+	if (wait == ACT_WAIT_NONE)
+		return -EBUSY;
+	if (wait == ACT_WAIT_SPIN || *spins < ACT__ADAPTIVE_SPINS) {
+		act__cpu_relax();
+		if (++*spins % ACT__SPIN_WALK_EVERY == 0 && deadlock_walk(a, self))
+			return -EDEADLK;
+		return 0;
+	}
+	nanosleep(&poll, NULL);
+	return deadlock_walk(a, self) ? -EDEADLK : 0;
+}
 
 /*
  * Contended acquire. ACT_WAIT_SPIN busy-waits; ACT_WAIT_ADAPTIVE spins, then
  * sleeps; ACT_WAIT_SLEEP sleeps at once. Every mode walks the wait-for chain
  * after publishing waiting_on and before each sleep. A sleeper follows S1-S4
  * of the file header (store release) or sets ACT__LOCK_WAITERS (exchange).
+ * A biased word is handled by lock_biased_word() (never slept on).
+ * Returns HOLD_WORD / HOLD_BIAS, or -EDEADLK / -EAGAIN.
  */
 static int lock_contended(struct act_actor *a, struct act__thread *self, enum act_wait wait)
 {
@@ -203,19 +420,23 @@ static int lock_contended(struct act_actor *a, struct act__thread *self, enum ac
 	for (;;) {
 		uint32_t v = atomic_load_explicit(&a->lock, memory_order_relaxed);
 
+		if (v & ACT__LOCK_BIAS) {
+			rc = lock_biased_word(a, self, v, wait, &spins);
+			if (rc != 0)
+				goto out;
+			continue;
+		}
 		if (v == 0) {
 			/* Exchange release: having slept, we cannot know whether
 			 * others still sleep; keep WAITERS so that our release
 			 * wakes the next one. */
-			uint32_t want = store_release || wait == ACT_WAIT_SPIN ||
-						spins < ACT__ADAPTIVE_SPINS
-						? self->id
-						: (self->id | ACT__LOCK_WAITERS);
-			uint32_t expected = 0;
+			uint32_t plain = store_release || wait == ACT_WAIT_SPIN ||
+						 spins < ACT__ADAPTIVE_SPINS
+						 ? self->id
+						 : (self->id | ACT__LOCK_WAITERS);
 
-			if (atomic_compare_exchange_weak_explicit(&a->lock, &expected, want,
-								  memory_order_seq_cst,
-								  memory_order_relaxed))
+			rc = lock_take_free(a, self->id, plain);
+			if (rc != 0)
 				goto out;
 			continue;
 		}
@@ -283,6 +504,33 @@ out:
 	return rc;
 }
 
+/*
+ * Acquire @a for @self: HOLD_WORD or HOLD_BIAS, or -EBUSY (ACT_WAIT_NONE and
+ * held), -EDEADLK, -EAGAIN. The uncontended cases first, then
+ * lock_contended(), which publishes what the deadlock walk needs.
+ */
+static int lock_acquire(struct act_actor *a, struct act__thread *self, enum act_wait wait)
+{
+	uint32_t v = atomic_load_explicit(&a->lock, memory_order_relaxed);
+	int rc;
+
+	if (v == 0) {
+		rc = lock_take_free(a, self->id, self->id);
+		if (rc != 0)
+			return rc;
+	} else if (v == (ACT__LOCK_BIAS | self->id)) {
+		if (bias_enter(a, self->id))
+			return HOLD_BIAS;
+	} else if (wait == ACT_WAIT_NONE &&
+		   (v & (ACT__LOCK_BIAS | ACT__LOCK_REVOKING)) == ACT__LOCK_BIAS) {
+		/* Another thread's bias, not held by it right now: take it. */
+		return bias_revoke(a, self, v, ACT_WAIT_NONE);
+	}
+	if (wait == ACT_WAIT_NONE)
+		return -EBUSY;
+	return lock_contended(a, self, wait);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Actors                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -317,6 +565,7 @@ struct act_actor *act_actor_create(const struct act_actor_opts *o)
 	a->release_store = o->lock_release_store && act__membarrier_ok &&
 			   !atomic_load_explicit(&act__test_lock_release_exchange,
 						 memory_order_relaxed);
+	atomic_init(&a->lock_bias, o->lock_bias && act__membarrier_ok && !o->group_private);
 	atomic_init(&a->refs, 1);
 	snprintf(a->name, sizeof(a->name), "%s", o->name != NULL ? o->name : "actor");
 	if (o->group != NULL) {
@@ -426,6 +675,7 @@ void act_actor_stats(const struct act_actor *a, struct act_actor_stats *st)
 	st->busy_returns = atomic_load_explicit(&a->busy_returns, memory_order_relaxed);
 	st->cycles = atomic_load_explicit(&a->cycles, memory_order_relaxed);
 	st->deadlocks = atomic_load_explicit(&a->deadlocks, memory_order_relaxed);
+	st->bias_revocations = atomic_load_explicit(&a->bias_revocations, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -540,7 +790,7 @@ static __attribute__((noinline)) int fast_send_general(struct act_actor *to, str
 {
 	struct act__thread *t = act__self_thread();
 	bool held;
-	bool locked = false;
+	int hold = 0;
 	int rc;
 
 	if (act__unlikely(atomic_load_explicit(&to->state, memory_order_relaxed) !=
@@ -557,26 +807,21 @@ static __attribute__((noinline)) int fast_send_general(struct act_actor *to, str
 		if (act__unlikely(atomic_load_explicit(&to->group->bound, memory_order_relaxed) != t))
 			return -EPERM;
 	} else if (!held) {
-		if (act__unlikely(!lock_try(to, t->id))) {
-			if (wait == ACT_WAIT_NONE) {
-				if (!(extra_flags & ACT__F_VOID))
-					act__stat_inc_shared(&to->busy_returns);
-				return -EBUSY;
-			}
-			rc = lock_contended(to, t, wait);
-			if (rc != 0) {
+		hold = lock_acquire(to, t, wait);
+		if (act__unlikely(hold < 0)) {
+			if (hold == -EBUSY && !(extra_flags & ACT__F_VOID))
+				act__stat_inc_shared(&to->busy_returns);
+			else if (hold == -EDEADLK)
 				act__stat_inc_shared(&to->deadlocks);
-				return rc;
-			}
+			return hold;
 		}
-		locked = true;
 	}
 
 	sync_context(m, to, chain_top(t), reply, reply_cap, extra_flags);
 	run_handler(t, to, m);
 	act__stat_inc_owned(&to->sync_completions);
-	if (locked)
-		lock_release(to);
+	if (hold != 0)
+		lock_release_hold(to, hold);
 	return sync_result(m);
 }
 
@@ -599,6 +844,7 @@ fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t re
 	uint32_t type = m->type;
 	uint32_t depth = t->depth;
 	act_handler_fn fn;
+	int hold = 0;
 	uint32_t i;
 
 	if (act__unlikely(atomic_load_explicit(&to->state, memory_order_relaxed) !=
@@ -624,15 +870,25 @@ fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t re
 
 		if (act__unlikely(bound != t))
 			goto general;
+	} else if (atomic_load_explicit(&to->lock_bias, memory_order_relaxed)) {
+		/* Biased to this thread: plain accesses (bias_enter()). A free
+		 * word, someone else's bias or a revoked one: the general path. */
+		if (act__unlikely(atomic_load_explicit(&to->lock, memory_order_relaxed) !=
+					  (ACT__LOCK_BIAS | t->id) ||
+				  !bias_enter(to, t->id)))
+			goto general;
+		hold = HOLD_BIAS;
 	} else {
 		uint32_t expected = 0;
 
-		/* seq_cst: as lock_try() (pairs with the release in lock_release()). */
+		/* seq_cst: as lock_take_free() (pairs with the release in
+		 * lock_release()). */
 		if (act__unlikely(t->id == 0 ||
 				  !atomic_compare_exchange_strong_explicit(
 					  &to->lock, &expected, t->id, memory_order_seq_cst,
 					  memory_order_relaxed)))
 			goto general;
+		hold = HOLD_WORD;
 	}
 	/* Critical section (lockable): the chain push, the handler, the
 	 * completion counter (single writer: the lock holder), the release. */
@@ -642,8 +898,8 @@ fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t re
 	fn(to, to->state_ptr, m);
 	t->depth--;
 	act__stat_inc_owned(&to->sync_completions);
-	if (!to->group_private)
-		lock_release(to);
+	if (hold != 0)
+		lock_release_hold(to, hold);
 	return sync_result(m);
 general:
 	return fast_send_general(to, m, reply, reply_cap, wait, flags, extra_flags);
@@ -796,24 +1052,21 @@ void act__deliver_async(struct act_group *g, struct act_msg *m)
 {
 	struct act__thread *t = act__self_thread();
 	struct act_actor *to = m->dest;
-	bool locked = false;
+	int hold = 0;
 
 	(void)g;
 	if (atomic_load_explicit(&to->state, memory_order_relaxed) != ACT__ACTOR_DEAD &&
 	    m->type < to->handler_count && to->handlers[m->type] != NULL) {
 		if (!to->group_private) {
-			if (!lock_try(to, t->id)) {
-				/* This thread holds no other actor lock here, so it
-				 * cannot close a cycle; retry on a spurious report. */
-				while (lock_contended(to, t, ACT_WAIT_ADAPTIVE) != 0)
-					;
-			}
-			locked = true;
+			/* This thread holds no other actor lock here, so it cannot
+			 * close a cycle; retry on a spurious report. */
+			while ((hold = lock_acquire(to, t, ACT_WAIT_ADAPTIVE)) < 0)
+				;
 		}
 		run_handler(t, to, m);
 		act__stat_inc_owned(&to->async_runs);
-		if (locked)
-			lock_release(to);
+		if (hold != 0)
+			lock_release_hold(to, hold);
 	}
 	act_msg_free(m);
 	act__actor_unref(to);

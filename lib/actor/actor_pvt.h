@@ -28,6 +28,12 @@
  */
 #define ACT__MAX_THREADS 1024u
 #define ACT__LOCK_WAITERS 0x80000000u
+/* Biased lock (act_actor_opts.lock_bias, actor.c): the word is BIAS | id
+ * while the lock is biased to thread id, and BIAS | REVOKING | id while one
+ * thread revokes that bias. No WAITERS bit is ever set on a biased word. */
+#define ACT__LOCK_BIAS 0x40000000u
+#define ACT__LOCK_REVOKING 0x20000000u
+#define ACT__LOCK_ID_MASK 0x1fffffffu
 
 struct act__thread {
 	uint32_t id;    /* 0 until registered */
@@ -86,6 +92,10 @@ struct act_actor {
 	/* lock release: a store-release with the sleeper protocol (true), or
 	 * the exchange (false: membarrier unavailable); fixed at creation */
 	bool release_store;
+	/* the next acquire of a free word may bias the lock to its thread:
+	 * set at creation (lock_bias and membarrier), cleared for good by the
+	 * first revocation (relaxed; a stale true only re-biases once) */
+	_Atomic bool lock_bias;
 	char name[32];
 
 	/*
@@ -96,6 +106,9 @@ struct act_actor {
 	 */
 	act__cache_aligned _Atomic uint32_t lock;
 	_Atomic uint32_t sleepers;
+	/* 1 while the bias owner runs a handler through the bias (its only
+	 * writer), 0 otherwise; read by a revoker after its membarrier */
+	_Atomic uint32_t bias_in;
 	/* one reference per queued message plus one for the creator */
 	act__cache_aligned _Atomic uint32_t refs;
 
@@ -109,6 +122,9 @@ struct act_actor {
 	_Atomic uint64_t deadlocks;
 	/* futex waits on the lock (internal, read by the tests) */
 	_Atomic uint64_t lock_sleeps;
+	/* biases revoked (at most one per lock_bias actor, give or take a
+	 * re-bias on a stale read) */
+	_Atomic uint64_t bias_revocations;
 };
 
 enum act__group_state {
@@ -213,6 +229,9 @@ int act__init_once(void);
  */
 extern _Atomic bool act__test_lock_wait_untimed;
 extern _Atomic bool act__test_lock_release_exchange;
+/* tests/stress/stress_bias.c, run by hand to see the test fail: a revoker
+ * skips its membarrier (R2), which breaks exclusion. */
+extern _Atomic bool act__test_bias_skip_membarrier;
 
 /* runtime.c: membarrier(PRIVATE_EXPEDITED) registered at init; written
  * once before the runtime is published as initialised. */

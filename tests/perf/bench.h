@@ -158,6 +158,11 @@ struct act_actor *bench_actor(const char *name, const act_handler_fn *handlers,
 			      uint32_t handler_count, void *state, struct act_group *g,
 			      const struct act_group_opts *own, bool group_private);
 
+/** bench_actor() with act_actor_opts.lock_bias set (a lockable actor whose
+ * lock is biased to the first thread that takes it). */
+struct act_actor *bench_actor_biased(const char *name, const act_handler_fn *handlers,
+				     uint32_t handler_count, void *state, struct act_group *g);
+
 /** A manual group of queue @p q, bound to the calling thread. Exits on failure. */
 struct act_group *bench_bound_group(const char *name, enum act_queue_type q);
 
@@ -281,6 +286,7 @@ enum bench_arm {
 	BENCH_ARM_FNPTR_RANDOM,    /* through one of 8 pointers, chosen at random */
 	BENCH_ARM_FAST_PRIVATE,    /* act_fast_send to a group-private actor */
 	BENCH_ARM_FAST_LOCKABLE,   /* act_fast_send to a lockable actor */
+	BENCH_ARM_FAST_BIASED,     /* act_fast_send to a lockable actor, lock_bias */
 	BENCH_ARM_SEND_BQUEUE,     /* alloc + act_send + act_group_step(1), bqueue */
 	BENCH_ARM_SEND_LOCKFREE,   /* the same through a lockfree mailbox */
 	BENCH_ARM_SEND_BQUEUE_INSTR, /* SEND_BQUEUE with the mailbox instrumentation on */

@@ -45,6 +45,7 @@ struct disp_ctx {
 	struct act_group *group_instr;    /* bound, bqueue, instrumentation on */
 	struct act_actor *private_actor;
 	struct act_actor *lockable_actor;
+	struct act_actor *biased_actor;
 	struct act_actor *private_lockfree;
 	struct act_actor *private_instr;
 	uint64_t errors;
@@ -63,6 +64,7 @@ static const char *const arm_names[BENCH_ARM_COUNT_] = {
 	[BENCH_ARM_FNPTR_RANDOM] = "function pointer, random of 8",
 	[BENCH_ARM_FAST_PRIVATE] = "fast_send, group-private actor",
 	[BENCH_ARM_FAST_LOCKABLE] = "fast_send, lockable actor",
+	[BENCH_ARM_FAST_BIASED] = "fast_send, lockable actor, lock_bias",
 	[BENCH_ARM_SEND_BQUEUE] = "send + dispatch, group mailbox (bqueue)",
 	[BENCH_ARM_SEND_LOCKFREE] = "send + dispatch, group mailbox (lockfree)",
 	[BENCH_ARM_SEND_BQUEUE_INSTR] = "send + dispatch, bqueue, instrumented",
@@ -140,6 +142,12 @@ static void disp_setup(struct disp_ctx *c)
 	c->group_lockfree = bench_bound_group("disp_lf", ACT_QUEUE_LOCKFREE);
 	c->private_actor = make_actor("private", c->group, true);
 	c->lockable_actor = make_actor("lockable", c->group, false);
+	{
+		static const act_handler_fn handlers[DISP_TYPES] = {[DISP_WORK] = disp_work0};
+
+		c->biased_actor = bench_actor_biased("biased", handlers, DISP_TYPES, &disp_state,
+						     c->group);
+	}
 	c->private_lockfree = make_actor("private_lf", c->group_lockfree, true);
 	c->group_instr = bench_bound_group("disp_instr", ACT_QUEUE_BQUEUE);
 	act_group_set_instrument(c->group_instr, true);
@@ -203,6 +211,9 @@ BENCH_INLINE void disp_op(struct disp_ctx *c, enum bench_arm arm, struct act_msg
 	case BENCH_ARM_FAST_LOCKABLE:
 		c->errors += act_fast_send(c->lockable_actor, m, NULL, 0) != 0;
 		break;
+	case BENCH_ARM_FAST_BIASED:
+		c->errors += act_fast_send(c->biased_actor, m, NULL, 0) != 0;
+		break;
 	case BENCH_ARM_SEND_BQUEUE:
 		disp_send(c, c->private_actor, c->group, i);
 		break;
@@ -262,6 +273,7 @@ static __attribute__((noinline)) uint64_t disp_run(struct disp_ctx *c, enum benc
 		DISP_CASE(BENCH_ARM_FNPTR_RANDOM);
 		DISP_CASE(BENCH_ARM_FAST_PRIVATE);
 		DISP_CASE(BENCH_ARM_FAST_LOCKABLE);
+		DISP_CASE(BENCH_ARM_FAST_BIASED);
 		DISP_CASE(BENCH_ARM_SEND_BQUEUE);
 		DISP_CASE(BENCH_ARM_SEND_LOCKFREE);
 		DISP_CASE(BENCH_ARM_SEND_BQUEUE_INSTR);
@@ -350,6 +362,7 @@ void bench_table1_dispatch(void)
 		BENCH_ARM_FNPTR_RANDOM,
 		BENCH_ARM_FAST_PRIVATE,
 		BENCH_ARM_FAST_LOCKABLE,
+		BENCH_ARM_FAST_BIASED,
 		BENCH_ARM_SEND_BQUEUE,
 		BENCH_ARM_SEND_LOCKFREE,
 		BENCH_ARM_SEND_BQUEUE_INSTR,
@@ -360,7 +373,7 @@ void bench_table1_dispatch(void)
 	struct bench_arm_result res[N];
 	struct bench_table *t;
 	struct bench_section *sec;
-	double r_private, r_lockable;
+	double r_private, r_lockable, r_biased;
 	unsigned a;
 
 	t = bench_table_begin(1, "Dispatch, no reply, identical work in every arm");
@@ -379,15 +392,20 @@ void bench_table1_dispatch(void)
 	}
 	r_private = bench_paired_ratio(&res[4], &res[1]);
 	r_lockable = bench_paired_ratio(&res[5], &res[1]);
+	r_biased = bench_paired_ratio(&res[6], &res[1]);
 	bench_target(t, "fast_send to a group-private actor / direct call", r_private, 1.5, false);
 	bench_target(t, "fast_send to a lockable actor / direct call", r_lockable, 2.0, false);
+	bench_target(t, "fast_send to a lockable actor with lock_bias / direct call", r_biased,
+		     2.0, false);
 	bench_note(t, "the seed's fast_send measured 5-10x a direct call on this machine");
+	bench_note(t, "lock_bias: the lock is biased to this thread (act_actor_opts.lock_bias): "
+		   "no atomic read-modify-write while no other thread delivers to the actor");
 	bench_note(t, "work in every arm but 'empty' and 'rdtsc': the handler itself, "
 		   "%u-byte payload, xor-multiply-add and a counter on the state", 8u);
 	bench_note(t, "send + dispatch = act_msg_alloc + act_send + act_group_step(g, 1) to a "
 		   "group-private actor on the group's own thread");
 	bench_note(t, "send + dispatch, instrumented / not (bqueue, paired by round): %.2f",
-		   bench_paired_ratio(&res[8], &res[6]));
+		   bench_paired_ratio(&res[9], &res[7]));
 	bench_note(t, "instrumented: the group's per-send instrumentation on "
 		   "(act_group_set_instrument: qdepth, mailbox_was_empty, enqueue_tsc, "
 		   "max_depth); off by default, so the other mailbox rows do not pay it");

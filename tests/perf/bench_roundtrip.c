@@ -232,11 +232,11 @@ double bench_rt_run(const struct bench_rt_opts *o, uint64_t count, struct bench_
 /* Synchronous round trips                                                  */
 /* ------------------------------------------------------------------------ */
 
-enum sync_kind { SYNC_DIRECT, SYNC_FAST_LOCKABLE, SYNC_FAST_PRIVATE };
+enum sync_kind { SYNC_DIRECT, SYNC_FAST_LOCKABLE, SYNC_FAST_BIASED, SYNC_FAST_PRIVATE };
 
 struct sync_ctx {
 	struct act_group *group;
-	struct act_actor *lockable, *private_actor;
+	struct act_actor *lockable, *biased, *private_actor;
 	struct rt_pong pong;
 	uint64_t errors;
 };
@@ -256,7 +256,9 @@ BENCH_OPAQUE static void rt_pong_direct(struct rt_pong *s, const struct act_msg 
 BENCH_INLINE uint64_t sync_loop(struct sync_ctx *c, enum sync_kind k, uint64_t n,
 				struct bench_samples *s)
 {
-	struct act_actor *to = k == SYNC_FAST_PRIVATE ? c->private_actor : c->lockable;
+	struct act_actor *to = k == SYNC_FAST_PRIVATE  ? c->private_actor
+			       : k == SYNC_FAST_BIASED ? c->biased
+							: c->lockable;
 	struct rt_payload back;
 	uint64_t i, t0 = 0, start;
 
@@ -290,6 +292,8 @@ static __attribute__((noinline)) double sync_run(struct sync_ctx *c, enum sync_k
 			ticks = sync_loop(c, SYNC_DIRECT, n, NULL);
 		else if (k == SYNC_FAST_LOCKABLE)
 			ticks = sync_loop(c, SYNC_FAST_LOCKABLE, n, NULL);
+		else if (k == SYNC_FAST_BIASED)
+			ticks = sync_loop(c, SYNC_FAST_BIASED, n, NULL);
 		else
 			ticks = sync_loop(c, SYNC_FAST_PRIVATE, n, NULL);
 	} else {
@@ -297,6 +301,8 @@ static __attribute__((noinline)) double sync_run(struct sync_ctx *c, enum sync_k
 			ticks = sync_loop(c, SYNC_DIRECT, n, s);
 		else if (k == SYNC_FAST_LOCKABLE)
 			ticks = sync_loop(c, SYNC_FAST_LOCKABLE, n, s);
+		else if (k == SYNC_FAST_BIASED)
+			ticks = sync_loop(c, SYNC_FAST_BIASED, n, s);
 		else
 			ticks = sync_loop(c, SYNC_FAST_PRIVATE, n, s);
 	}
@@ -310,12 +316,15 @@ static void sync_setup(struct sync_ctx *c)
 				  false);
 	c->private_actor = bench_actor("pong", rt_pong_handlers, RT_TYPES, &c->pong, c->group,
 				       NULL, true);
+	c->biased = bench_actor_biased("pong", rt_pong_handlers, RT_TYPES, &c->pong, c->group);
 }
 
 static void sync_teardown(struct sync_ctx *c)
 {
 	act_actor_stop(c->lockable);
+	act_actor_stop(c->biased);
 	act_actor_stop(c->private_actor);
+	act_actor_destroy(c->biased);
 	act_actor_destroy(c->lockable);
 	act_actor_destroy(c->private_actor);
 	act_group_destroy(c->group);
@@ -577,6 +586,7 @@ enum t2_arm {
 	T2_FUTEX,
 	T2_DIRECT,
 	T2_FAST_LOCKABLE,
+	T2_FAST_BIASED,
 	T2_FAST_PRIVATE,
 	T2_GROUPED,
 	T2_SPIN_BQ,
@@ -591,6 +601,7 @@ static const char *const t2_names[T2_ARMS] = {
 	[T2_FUTEX] = "floor: futex wake ping-pong",
 	[T2_DIRECT] = "direct call with reply",
 	[T2_FAST_LOCKABLE] = "fast_send, lockable pong",
+	[T2_FAST_BIASED] = "fast_send, lockable pong, lock_bias",
 	[T2_FAST_PRIVATE] = "fast_send, group-private pong",
 	[T2_GROUPED] = "grouped, one thread, mailbox (bqueue)",
 	[T2_SPIN_BQ] = "cross-thread, spinning consumers (bqueue)",
@@ -636,6 +647,9 @@ static double t2_run(enum t2_arm a, struct sync_ctx *sc, struct bench_samples *s
 	case T2_FAST_LOCKABLE:
 		sync_run(sc, SYNC_FAST_LOCKABLE, n / 10, s);
 		return sync_run(sc, SYNC_FAST_LOCKABLE, n, NULL);
+	case T2_FAST_BIASED:
+		sync_run(sc, SYNC_FAST_BIASED, n / 10, s);
+		return sync_run(sc, SYNC_FAST_BIASED, n, NULL);
 	case T2_FAST_PRIVATE:
 		sync_run(sc, SYNC_FAST_PRIVATE, n / 10, s);
 		return sync_run(sc, SYNC_FAST_PRIVATE, n, NULL);
@@ -692,6 +706,7 @@ void bench_table2_round_trip(void)
 		ratio[a] = NAN;
 	ratio[T2_FAST_LOCKABLE] = bench_ratio_median(amort[T2_FAST_LOCKABLE], amort[T2_DIRECT],
 						     rounds);
+	ratio[T2_FAST_BIASED] = bench_ratio_median(amort[T2_FAST_BIASED], amort[T2_DIRECT], rounds);
 	ratio[T2_FAST_PRIVATE] = bench_ratio_median(amort[T2_FAST_PRIVATE], amort[T2_DIRECT],
 						    rounds);
 	ratio[T2_GROUPED] = bench_ratio_median(amort[T2_GROUPED], amort[T2_FAST_LOCKABLE], rounds);
@@ -723,6 +738,8 @@ void bench_table2_round_trip(void)
 		     1.2, false);
 	bench_target(t, "fast_send RT (lockable) / direct call", ratio[T2_FAST_LOCKABLE], 3.0,
 		     false);
+	bench_target(t, "fast_send RT (lockable, lock_bias) / direct call", ratio[T2_FAST_BIASED],
+		     3.0, false);
 	bench_note(t, "grouped / fast_send (lockable), amortized: %.2f; grouped / fast_send "
 		   "(private): %.2f", ratio[T2_GROUPED],
 		   bench_ratio_median(amort[T2_GROUPED], amort[T2_FAST_PRIVATE], rounds));

@@ -206,6 +206,19 @@ void bench_thread_join(pthread_t th)
 		bench_die(rc, "pthread_join", NULL);
 }
 
+static struct act_actor *actor_create_start(const struct act_actor_opts *o)
+{
+	struct act_actor *a = act_actor_create(o);
+	int rc;
+
+	if (a == NULL)
+		bench_die(errno, "act_actor_create", "too many threads or too little memory?");
+	rc = act_actor_start(a);
+	if (rc != 0)
+		bench_die(-rc, "act_actor_start", NULL);
+	return a;
+}
+
 struct act_actor *bench_actor(const char *name, const act_handler_fn *handlers,
 			      uint32_t handler_count, void *state, struct act_group *g,
 			      const struct act_group_opts *own, bool group_private)
@@ -220,15 +233,18 @@ struct act_actor *bench_actor(const char *name, const act_handler_fn *handlers,
 		.group_private = group_private,
 		.lock_release_store = bench_opts.release_store,
 	};
-	struct act_actor *a = act_actor_create(&o);
-	int rc;
 
-	if (a == NULL)
-		bench_die(errno, "act_actor_create", "too many threads or too little memory?");
-	rc = act_actor_start(a);
-	if (rc != 0)
-		bench_die(-rc, "act_actor_start", NULL);
-	return a;
+	return actor_create_start(&o);
+}
+
+struct act_actor *bench_actor_biased(const char *name, const act_handler_fn *handlers,
+				     uint32_t handler_count, void *state, struct act_group *g)
+{
+	struct act_actor_opts o = {.name = name, .handlers = handlers,
+				   .handler_count = handler_count, .state = state, .group = g,
+				   .lock_bias = true};
+
+	return actor_create_start(&o);
 }
 
 struct act_group *bench_bound_group(const char *name, enum act_queue_type q)
