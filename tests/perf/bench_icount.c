@@ -52,12 +52,12 @@ static _Alignas(64) _Atomic uint32_t icount_raw_lock;
 
 enum icount_arm {
 	IC_DIRECT, IC_PRIVATE, IC_LOCKABLE, IC_RAW_LOCK, IC_SEND_BQUEUE, IC_SEND_LOCKFREE,
-	IC_SEND_BQUEUE_INSTR, IC_PRIVATE_RT, IC_LOCKABLE_RT, IC_ARMS
+	IC_SEND_BQUEUE_INSTR, IC_PRIVATE_RT, IC_LOCKABLE_RT, IC_BIASED, IC_BIASED_RT, IC_ARMS
 };
 
 static const char *const icount_names[IC_ARMS] = {
 	"direct", "private", "lockable", "raw_lock", "send_bqueue", "send_lockfree",
-	"send_bqueue_instr", "private_rt", "lockable_rt",
+	"send_bqueue_instr", "private_rt", "lockable_rt", "biased", "biased_rt",
 };
 
 static struct act_group *icount_group(enum act_queue_type q, bool instrument)
@@ -73,12 +73,13 @@ static struct act_group *icount_group(enum act_queue_type q, bool instrument)
 	return g;
 }
 
-static struct act_actor *icount_actor(struct act_group *g, bool group_private)
+/* @lock_bias: a lockable actor whose lock is biased to this thread */
+static struct act_actor *icount_actor(struct act_group *g, bool group_private, bool lock_bias)
 {
 	static const act_handler_fn handlers[2] = {icount_work, icount_work_reply};
 	struct act_actor_opts o = {.name = "icount", .handlers = handlers, .handler_count = 2,
 				   .state = &icount_state, .group = g,
-				   .group_private = group_private};
+				   .group_private = group_private, .lock_bias = lock_bias};
 	struct act_actor *a = act_actor_create(&o);
 
 	if (a == NULL || act_actor_start(a) != 0) {
@@ -105,7 +106,7 @@ static int icount_send(struct act_actor *to, struct act_group *g, uint64_t i)
 int main(int argc, char **argv)
 {
 	struct act_group *g, *g_lockfree, *g_instr;
-	struct act_actor *priv, *lockable, *priv_lockfree, *priv_instr;
+	struct act_actor *priv, *lockable, *biased, *priv_lockfree, *priv_instr;
 	enum icount_arm arm = IC_ARMS;
 	uint64_t reply[3], i, n, errors = 0;
 	unsigned a;
@@ -128,10 +129,11 @@ int main(int argc, char **argv)
 	g = icount_group(ACT_QUEUE_BQUEUE, false);
 	g_lockfree = icount_group(ACT_QUEUE_LOCKFREE, false);
 	g_instr = icount_group(ACT_QUEUE_BQUEUE, true);
-	priv = icount_actor(g, true);
-	lockable = icount_actor(g, false);
-	priv_lockfree = icount_actor(g_lockfree, true);
-	priv_instr = icount_actor(g_instr, true);
+	priv = icount_actor(g, true, false);
+	lockable = icount_actor(g, false, false);
+	biased = icount_actor(g, false, true);
+	priv_lockfree = icount_actor(g_lockfree, true, false);
+	priv_instr = icount_actor(g_instr, true, false);
 
 	ACT_STACK_MSG(req, uint64_t);
 	act_msg_init(&req.hdr, 0, sizeof(uint64_t));
@@ -171,6 +173,13 @@ int main(int argc, char **argv)
 		case IC_LOCKABLE_RT:
 			req.hdr.type = 1;
 			errors += act_fast_send(lockable, &req.hdr, reply, sizeof(reply)) != 24;
+			break;
+		case IC_BIASED:
+			errors += act_fast_send(biased, &req.hdr, NULL, 0) != 0;
+			break;
+		case IC_BIASED_RT:
+			req.hdr.type = 1;
+			errors += act_fast_send(biased, &req.hdr, reply, sizeof(reply)) != 24;
 			break;
 		default:
 			break;
