@@ -106,7 +106,10 @@
  * pays one membarrier and a wait for b's handler in progress. Memory: b's
  * handlers happen before r's (R3 acquires B4/B5); r's before b's later ones
  * through the ordinary word. ThreadSanitizer sees those same release /
- * acquire pairs; it does not see R2, which only decides who waits.
+ * acquire pairs; it does not see R2, which only decides who waits. A thread
+ * that registers under the id of an exited bias owner inherits the bias;
+ * the registry's release of the slot at exit and acquire at registration
+ * order the two threads' handlers.
  *
  * ThreadSanitizer does not model membarrier, and need not: no data is
  * published through `sleepers` (it only decides whether to wake), and the
