@@ -188,7 +188,7 @@ uint32_t act_msg_max_payload(void);
 
 /** Mailbox queue implementations (DESIGN.md 2, "Mailbox queues"). */
 enum act_queue_type {
-	ACT_QUEUE_BQUEUE = 0,      /**< mutex + condvar ring; default */
+	ACT_QUEUE_BQUEUE = 0,      /**< ring under a mutex; default */
 	ACT_QUEUE_BQUEUE_BATCHED,  /**< drain all under one lock; wake on empty->non-empty */
 	ACT_QUEUE_SHARDED,         /**< N locked lanes joined by an atomic cursor */
 	/**

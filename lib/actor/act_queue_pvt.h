@@ -58,11 +58,22 @@ struct act__push_info {
 /* ------------------------------------------------------------------------ */
 
 /*
+ * Consumer states, the futex word of every queue's consumer sleep (BQUEUE*:
+ * act__bqueue.consumer_state; SHARDED, LOCKFREE: act__queue_signal).
+ */
+enum {
+	ACT__CONSUMER_RUNNING = 0,
+	ACT__CONSUMER_SLEEPING = 1,
+};
+
+/*
  * ACT_QUEUE_BQUEUE and ACT_QUEUE_BQUEUE_BATCHED: a ring under one mutex.
  * head and tail are written only under @c lock; they are atomics so that
  * act__queue_count() and the spin phases can poll them without the lock.
  * They sit on separate lines so a spinning poller of one side never pulls
- * the line that holds the lock or the other side's index.
+ * the line that holds the lock or the other side's index. The consumer
+ * sleeps on the futex word consumer_state, producers on the condvar
+ * not_full (queue.c, W1 and W2).
  */
 struct act__bqueue {
 	void **ring;
@@ -74,11 +85,12 @@ struct act__bqueue {
 	uint32_t producers_waiting;     /* producers in cond_wait(not_full), under lock */
 
 	act__cache_aligned _Atomic uint32_t head; /* consumer index (under lock) */
-	bool consumer_sleeping;         /* consumer in cond_wait(not_empty), under lock */
+	/* futex word: written only under lock (SLEEPING by the consumer, RUNNING
+	 * by the consumer or by the one waker); the kernel reads it unlocked */
+	_Atomic uint32_t consumer_state;
 	_Atomic uint32_t kicked;        /* set/cleared under lock; polled relaxed */
 
-	act__cache_aligned pthread_cond_t not_empty; /* consumer sleeps here */
-	pthread_cond_t not_full;        /* producers sleep here */
+	act__cache_aligned pthread_cond_t not_full; /* producers sleep here */
 };
 
 /*
@@ -86,11 +98,6 @@ struct act__bqueue {
  * every push reads consumer_state, every non-empty burst reads
  * producers_waiting; both are written only on the slow paths.
  */
-enum {
-	ACT__CONSUMER_RUNNING = 0,
-	ACT__CONSUMER_SLEEPING = 1,
-};
-
 struct act__queue_signal {
 	_Atomic uint32_t consumer_state;    /* futex word of the consumer's sleep */
 	_Atomic uint32_t kicked;            /* pending act__queue_kick() */
@@ -270,7 +277,23 @@ static inline void act__queue_signal_consumer(struct act__queue_signal *sig)
 
 /* ---- BQUEUE / BQUEUE_BATCHED -------------------------------------------- */
 
-static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block, bool batched,
+/*
+ * Waker side of W1 (queue.c), called under bq->lock after the change the
+ * consumer waits for (item, kick, close): true if the consumer sleeps or is
+ * about to, and then the caller, the only waker of this sleep, must call
+ * act__futex_wake(&bq->consumer_state, 1) once it has unlocked.
+ */
+static inline bool act__bq_take_sleeper(struct act__bqueue *bq)
+{
+	/* relaxed: the lock orders both with the consumer's accesses */
+	if (atomic_load_explicit(&bq->consumer_state, memory_order_relaxed) !=
+	    ACT__CONSUMER_SLEEPING)
+		return false;
+	atomic_store_explicit(&bq->consumer_state, ACT__CONSUMER_RUNNING, memory_order_relaxed);
+	return true;
+}
+
+static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block,
 			       struct act__push_info *info)
 {
 	uint32_t head, tail;
@@ -300,15 +323,15 @@ static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block, b
 	/* relaxed: the lock orders it for the consumer; lock-free pollers only count */
 	atomic_store_explicit(&bq->tail, tail + 1, memory_order_relaxed);
 	/*
-	 * consumer_sleeping is read under the lock that the consumer held when it
-	 * set it and entered cond_wait, so a consumer that checked "empty" before
-	 * this push is already a waiter on not_empty: signalling after unlock
-	 * cannot be lost (queue.c, W1).
+	 * Only the first push after the consumer announced its sleep finds it
+	 * SLEEPING (it saw an empty ring), so BATCHED's "wake on the empty ->
+	 * non-empty transition" holds for both types. Wake after unlocking: the
+	 * woken consumer then finds the lock free (queue.c, W1).
 	 */
-	wake = bq->consumer_sleeping && (!batched || tail == head);
+	wake = act__bq_take_sleeper(bq);
 	pthread_mutex_unlock(&bq->lock);
 	if (wake)
-		pthread_cond_signal(&bq->not_empty);
+		act__futex_wake(&bq->consumer_state, 1);
 	if (info != NULL) {
 		info->depth = tail + 1 - head;
 		info->was_empty = tail == head;
@@ -625,9 +648,8 @@ static inline int act__queue_push(struct act__queue *q, void *item, bool block,
 {
 	switch (q->type) {
 	case ACT_QUEUE_BQUEUE:
-		return act__bq_push(&q->u.bq, item, block, false, info);
 	case ACT_QUEUE_BQUEUE_BATCHED:
-		return act__bq_push(&q->u.bq, item, block, true, info);
+		return act__bq_push(&q->u.bq, item, block, info);
 	case ACT_QUEUE_SHARDED:
 		return act__sh_push(&q->u.sh, item, block, info);
 	case ACT_QUEUE_LOCKFREE:

@@ -11,17 +11,24 @@
  *
  * Algorithms and bounds (C = capacity, a power of two; n = items returned):
  *
- *  BQUEUE   Ring of C slots under one pthread mutex; consumer sleeps on
- *           condvar not_empty, producers on not_full. Push: one lock
- *           acquisition, O(1); it signals not_empty whenever the consumer
- *           sleeps. pop_burst: one acquisition per item, O(n); after the
- *           burst, one not_full signal per freed slot, at most one per
- *           waiting producer.
+ *  BQUEUE   Ring of C slots under one pthread mutex (adaptive); the
+ *           consumer sleeps on the futex word consumer_state, producers on
+ *           the condvar not_full. Push: one lock acquisition, O(1); the
+ *           first push (or kick, or close) after the consumer announced its
+ *           sleep - so the empty -> non-empty transition - wakes it, with
+ *           one futex_wake after unlocking; later ones make no call.
+ *           pop_burst: one acquisition per item, O(n); after the burst, one
+ *           not_full signal per freed slot, at most one per waiting
+ *           producer. Why a futex word and not a condvar for the consumer:
+ *           pthread_cond_wait re-takes the mutex marked contended (glibc
+ *           cannot know whether others wait), so the consumer's next unlock
+ *           made a FUTEX_WAKE system call after every wake-up, on the round
+ *           trip's critical path (measured: three futex calls per hop of a
+ *           ping-pong with sleeping consumers; now a wait and a wake).
  *  BQUEUE_BATCHED
- *           Same ring and lock. pop_burst takes min(available, max) under a
- *           single acquisition (O(n) copies) and broadcasts not_full once;
- *           push signals only on the empty -> non-empty transition, and only
- *           while the consumer sleeps.
+ *           Same ring, lock and wake-up. pop_burst takes min(available, max)
+ *           under a single acquisition (O(n) copies) and broadcasts not_full
+ *           once.
  *  SHARDED  L lanes (a power of two), each a ring of C/L slots under its own
  *           mutex (PTHREAD_MUTEX_ADAPTIVE_NP: spins briefly, then sleeps). A
  *           producer thread takes a lane ticket from a global atomic counter
@@ -54,7 +61,8 @@
  *
  *  SHARDED and LOCKFREE share a futex sleep protocol (struct
  *  act__queue_signal): the consumer sleeps on consumer_state; producers
- *  waiting for space sleep on the counter space_seq.
+ *  waiting for space sleep on the counter space_seq. BQUEUE* use the same
+ *  consumer states, but the mutex, not fences, orders the word (W1).
  *
  *  Waits are bounded by their timeout (act__queue_wait) or by close (pushes
  *  blocked on a full queue). Producer spin before sleeping:
@@ -63,26 +71,45 @@
  * No lost wake-ups. Each sleep below names the access that must see the
  * sleeper, and why it does.
  *
- *  W1 (BQUEUE*, consumer on not_empty). The consumer tests "empty, not
- *     kicked, not closed" and sets consumer_sleeping under the mutex, and
- *     pthread_cond_wait releases the mutex atomically with becoming a waiter.
- *     Push, kick and close change the state and read consumer_sleeping under
- *     the same mutex, so each either ran before the test (the test sees its
- *     change) or after the consumer became a waiter (it sees
- *     consumer_sleeping and signals; signalling after unlock is fine since
- *     there is one waiter and it re-tests under the mutex). BATCHED skips the
- *     signal when the ring was non-empty: the consumer only sleeps on an
- *     empty ring, so the first push after it slept saw an empty ring and
- *     signalled.
- *  W2 (BQUEUE*, producer on not_full). Same argument: the producer tests
- *     "full and not closed" and counts itself in producers_waiting under the
- *     mutex; pop reads producers_waiting under the mutex after freeing each
- *     slot and, before pop_burst returns, signals once per slot freed while
- *     the count was non-zero (BQUEUE) or broadcasts (BATCHED); close
- *     broadcasts. Each signal unblocks a thread still blocked in cond_wait,
- *     so k freed slots unblock k waiters (or all of them, if fewer); a
- *     woken waiter re-tests under the mutex, and if another producer took
- *     the slot first, the queue is full again and the next pop signals.
+ *  W1 (BQUEUE*, consumer on consumer_state). Every write of the word is
+ *     made under the mutex:
+ *       consumer: lock; [A] test "empty, not kicked, not closed"; store
+ *                 state = SLEEPING; unlock; futex_wait(state, SLEEPING);
+ *                 lock; [B] store state = RUNNING; re-test (and, if it
+ *                 sleeps again, B is the next A: same critical section)
+ *       waker (push, kick, close): lock; make the change; if state is
+ *                 SLEEPING: store RUNNING, and after unlock futex_wake
+ *                 (act__bq_take_sleeper()).
+ *     Take a sleep, from A to B, and a waker's critical section W. If W
+ *     precedes A, A's test sees its change and this sleep does not begin;
+ *     if W follows B, it concerns a later sleep, if any. Otherwise W lies
+ *     between A and B. In that span only A and waker sections write the
+ *     word, so the first waker section after A reads SLEEPING, stores
+ *     RUNNING and wakes; the later ones read RUNNING and make no call, and
+ *     their changes, W's among them, precede B, whose re-test sees them.
+ *     It remains that the consumer reaches B. The first waker's store
+ *     precedes its futex_wake, and the kernel compares the word with
+ *     SLEEPING atomically with queueing the waiter: the consumer's
+ *     futex_wait either returns at once (the word is already RUNNING) or is
+ *     queued before the wake and woken by it. A wake that arrives late, in
+ *     a later sleep, is spurious: B re-tests and sleeps again. A timeout or
+ *     EINTR also leads to B, which retracts SLEEPING itself.
+ *     Waking after unlock lets the woken consumer find the mutex free; the
+ *     waker still runs inside its call, so the queue cannot be finalised
+ *     under it (fini runs alone). BATCHED: same protocol; the first waker
+ *     after A saw the empty ring A tested.
+ *  W2 (BQUEUE*, producer on not_full). The producer tests "full and not
+ *     closed" and counts itself in producers_waiting under the mutex, and
+ *     pthread_cond_wait releases the mutex atomically with becoming a
+ *     waiter, so a pop or close that follows the test in lock order finds
+ *     it counted and a waiter. Pop reads producers_waiting under the mutex
+ *     after freeing each slot and, before pop_burst returns, signals once
+ *     per slot freed while the count was non-zero (BQUEUE) or broadcasts
+ *     (BATCHED); close broadcasts. Each signal unblocks a thread still
+ *     blocked in cond_wait, so k freed slots unblock k waiters (or all of
+ *     them, if fewer); a woken waiter re-tests under the mutex, and if
+ *     another producer took the slot first, the queue is full again and the
+ *     next pop signals.
  *  W3 (SHARDED, LOCKFREE, consumer on consumer_state). Dekker handshake:
  *       consumer: store state = SLEEPING; F1 (seq_cst fence);
  *                 re-check ready/closed/kicked; futex_wait(state, SLEEPING)
@@ -217,12 +244,7 @@ static int bq_init(struct act__bqueue *bq, uint32_t capacity)
 		goto fail_lock;
 	rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	if (rc == 0)
-		rc = pthread_cond_init(&bq->not_empty, &attr);
-	if (rc == 0) {
 		rc = pthread_cond_init(&bq->not_full, &attr);
-		if (rc != 0)
-			pthread_cond_destroy(&bq->not_empty);
-	}
 	pthread_condattr_destroy(&attr);
 	if (rc != 0)
 		goto fail_lock;
@@ -239,7 +261,6 @@ fail_ring:
 static void bq_fini(struct act__bqueue *bq)
 {
 	pthread_cond_destroy(&bq->not_full);
-	pthread_cond_destroy(&bq->not_empty);
 	pthread_mutex_destroy(&bq->lock);
 	free(bq->ring);
 	bq->ring = NULL;
@@ -285,18 +306,17 @@ static bool bq_has_event(const struct act__bqueue *bq)
 
 static int bq_wait(struct act__bqueue *bq, uint32_t spin, uint64_t timeout_ns)
 {
-	struct timespec deadline = { 0, 0 };
-	bool timed_out = false;
+	uint64_t deadline = timeout_ns != 0 ? act__mono_ns() + timeout_ns : 0;
 	uint32_t i;
 	int rc;
 
-	if (timeout_ns != 0)
-		deadline = ns_to_timespec(act__mono_ns() + timeout_ns);
 	for (i = 0; i < spin && !bq_has_event(bq); i++)
 		act__cpu_relax();
 
 	pthread_mutex_lock(&bq->lock);
 	for (;;) {
+		struct timespec rel = { 0, 0 };
+
 		if (atomic_load_explicit(&bq->tail, memory_order_relaxed) !=
 		    atomic_load_explicit(&bq->head, memory_order_relaxed)) {
 			rc = 0;
@@ -310,16 +330,26 @@ static int bq_wait(struct act__bqueue *bq, uint32_t spin, uint64_t timeout_ns)
 			rc = 0;
 			break;
 		}
-		if (timed_out) {
-			rc = -ETIMEDOUT;
-			break;
+		if (timeout_ns != 0) {
+			uint64_t now = act__mono_ns();
+
+			if (now >= deadline) {
+				rc = -ETIMEDOUT;
+				break;
+			}
+			rel = ns_to_timespec(deadline - now);
 		}
-		bq->consumer_sleeping = true; /* W1 */
-		if (timeout_ns == 0)
-			pthread_cond_wait(&bq->not_empty, &bq->lock);
-		else if (pthread_cond_timedwait(&bq->not_empty, &bq->lock, &deadline) == ETIMEDOUT)
-			timed_out = true; /* re-test once, then report */
-		bq->consumer_sleeping = false;
+		/* W1: announce under the lock, sleep outside it */
+		atomic_store_explicit(&bq->consumer_state, ACT__CONSUMER_SLEEPING,
+				      memory_order_relaxed); /* under lock */
+		pthread_mutex_unlock(&bq->lock);
+		act__futex_wait(&bq->consumer_state, ACT__CONSUMER_SLEEPING,
+				timeout_ns != 0 ? &rel : NULL);
+		pthread_mutex_lock(&bq->lock);
+		/* woken, timed out or spurious: retract the announcement (a waker
+		 * may already have), then re-test */
+		atomic_store_explicit(&bq->consumer_state, ACT__CONSUMER_RUNNING,
+				      memory_order_relaxed); /* under lock */
 	}
 	if (rc == 0) /* under lock, like the kicker's store */
 		atomic_store_explicit(&bq->kicked, 0, memory_order_relaxed);
@@ -333,19 +363,23 @@ static void bq_kick(struct act__bqueue *bq)
 
 	pthread_mutex_lock(&bq->lock);
 	atomic_store_explicit(&bq->kicked, 1, memory_order_relaxed); /* under lock: W1 */
-	wake = bq->consumer_sleeping;
+	wake = act__bq_take_sleeper(bq);
 	pthread_mutex_unlock(&bq->lock);
 	if (wake)
-		pthread_cond_signal(&bq->not_empty);
+		act__futex_wake(&bq->consumer_state, 1);
 }
 
 static void bq_close(struct act__bqueue *bq)
 {
+	bool wake;
+
 	pthread_mutex_lock(&bq->lock);
 	atomic_store_explicit(&bq->closed, 1, memory_order_relaxed); /* under lock: W1, W2 */
 	pthread_cond_broadcast(&bq->not_full);
-	pthread_cond_broadcast(&bq->not_empty);
+	wake = act__bq_take_sleeper(bq);
 	pthread_mutex_unlock(&bq->lock);
+	if (wake)
+		act__futex_wake(&bq->consumer_state, 1);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -30,14 +30,28 @@
  *      block on the full queue, then closes: all must return -ESHUTDOWN
  *      within 10 s and every acknowledged item must still be queued, in
  *      order.
+ *  stress_untimed_wakeup
+ *      The consumer waits as a group thread does: untimed (timeout 0),
+ *      spin 0 (sometimes 50). One producer sends one event at a time, an
+ *      item (3 in 4) or a kick, after a random delay (about log-uniform, up
+ *      to ~4096 pauses) so that it lands anywhere in the consumer's way to
+ *      sleep, and waits until the consumer took it; its last event is a
+ *      close, which must end the consumer's wait with -ESHUTDOWN. A wake-up
+ *      lost on any of the three paths leaves the consumer asleep for good
+ *      (no timeout re-tests, nothing else comes): a watchdog in the main
+ *      thread ends the process with a failure naming a lost wake-up when no
+ *      event was taken for WATCHDOG_S seconds. The test also fails if the
+ *      consumer slept fewer than MIN_SLEEPS times (waits of SLEPT_NS or
+ *      more), which would make it void.
  *
  * Lost wake-ups are failures, not slowdowns: a wait that runs into its 1 s
  * timeout (returning 0 because it re-tests afterwards, or -ETIMEDOUT with an
  * item ready), or three timeouts in a row while producers still run, fail
- * the test (and close the queue so no thread stays stuck).
+ * the test (and close the queue so no thread stays stuck); an untimed wait
+ * that never returns trips the watchdog.
  *
- * Time: TW_STRESS_SECONDS (default 10), 90 % split over the 16 timed runs
- * (4 types x 4 modes), each also bounded by an item count; the 4 close runs
+ * Time: TW_STRESS_SECONDS (default 10), 90 % split over the 20 timed runs
+ * (4 types x 5 modes), each also bounded by an item count; the 4 close runs
  * take about 0.25 s each.
  */
 #include <pthread.h>
@@ -48,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "act_queue_pvt.h"
 #include "tw_test.h"
@@ -58,6 +73,9 @@
 #define SEQ_MASK ((1ull << SEQ_BITS) - 1)
 #define WAIT_TIMEOUT_NS 1000000000ull
 #define MAX_STALLS 3
+#define WATCHDOG_S 5.0
+#define SLEPT_NS 20000ull /* an untimed wait this long counts as a sleep */
+#define MIN_SLEEPS 100
 
 enum mode {
 	MODE_BLOCK,
@@ -477,6 +495,206 @@ static void close_run(enum act_queue_type type)
 	free_run(r);
 }
 
+/* ---- untimed wake-ups --------------------------------------------------- */
+
+struct handoff {
+	struct act__queue *q;
+	double deadline;
+	/* events the consumer took: its release stores, the producer's acquire
+	 * loads (one event in flight) and the watchdog's reads */
+	_Atomic uint64_t items_taken;
+	_Atomic uint64_t kicks_taken;
+	/* kicks sent: the producer's release store before each kick, the
+	 * consumer's acquire load when a wait returned 0 for nothing queued */
+	_Atomic uint64_t kicks_sent;
+	_Atomic bool consumer_done;
+	_Atomic bool abort; /* the watchdog gave up: the producer stops waiting */
+	_Atomic uint64_t items_sent; /* producer's; relaxed: also read by the watchdog */
+	int producer_rc;     /* producer's: the push return that ended it, 0 if none */
+	uint64_t waits;      /* consumer's */
+	uint64_t slept;      /* consumer's: waits of SLEPT_NS or more */
+	char error[160];     /* consumer's */
+};
+
+/* Producer: wait until the consumer took event @p n of @p taken. */
+static void await_taken(struct handoff *h, _Atomic uint64_t *taken, uint64_t n)
+{
+	uint32_t spins = 0;
+
+	while (atomic_load_explicit(taken, memory_order_acquire) < n) {
+		if (++spins % 64 == 0) {
+			sched_yield();
+			/* relaxed: only ends the spin */
+			if (atomic_load_explicit(&h->abort, memory_order_relaxed))
+				return;
+		} else {
+			act__cpu_relax();
+		}
+	}
+}
+
+static void *handoff_producer(void *arg)
+{
+	struct handoff *h = arg;
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	uint64_t seq;
+
+	for (seq = 0; !atomic_load_explicit(&h->abort, memory_order_relaxed); seq++) {
+		uint32_t delay;
+
+		if ((seq & 63) == 0 && tw_now_s() > h->deadline)
+			break;
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		/* about log-uniform in 0 .. 4095 pauses: before, during or after
+		 * the consumer's way to sleep */
+		delay = (uint32_t)(rng & 0xfff) >> ((rng >> 32) % 13);
+		while (delay-- > 0)
+			act__cpu_relax();
+		if ((rng >> 48) % 4 == 0) {
+			/* relaxed: the producer is the only writer */
+			uint64_t n = atomic_load_explicit(&h->kicks_sent, memory_order_relaxed) + 1;
+
+			atomic_store_explicit(&h->kicks_sent, n, memory_order_release);
+			act__queue_kick(h->q);
+			await_taken(h, &h->kicks_taken, n);
+		} else {
+			/* relaxed: the producer is the only writer */
+			uint64_t n = atomic_load_explicit(&h->items_sent, memory_order_relaxed) + 1;
+			int rc = act__queue_push(h->q, (void *)(uintptr_t)n, true, NULL);
+
+			if (rc != 0) {
+				h->producer_rc = rc;
+				break;
+			}
+			atomic_store_explicit(&h->items_sent, n, memory_order_relaxed);
+			await_taken(h, &h->items_taken, n);
+		}
+	}
+	act__queue_close(h->q); /* the last event: it must end an untimed wait too */
+	return NULL;
+}
+
+static void *handoff_consumer(void *arg)
+{
+	struct handoff *h = arg;
+	uint64_t next = 1, kicks = 0, iter;
+	bool after_wait = false;
+	void *items[4];
+
+	for (iter = 0;; iter++) {
+		uint32_t n = act__queue_pop_burst(h->q, items, 4);
+		uint64_t t0;
+		int rc;
+
+		if (n > 1 || (n == 1 && (uint64_t)(uintptr_t)items[0] != next)) {
+			snprintf(h->error, sizeof(h->error),
+				 "popped %u item(s), first %#llx, expected one, %#llx", n,
+				 (unsigned long long)(uintptr_t)items[0], (unsigned long long)next);
+			break;
+		}
+		if (n == 1) {
+			atomic_store_explicit(&h->items_taken, next++, memory_order_release);
+			after_wait = false;
+			continue;
+		}
+		if (after_wait) {
+			/* a wait returned 0 and nothing is queued: it took a kick */
+			if (++kicks > atomic_load_explicit(&h->kicks_sent, memory_order_acquire)) {
+				snprintf(h->error, sizeof(h->error),
+					 "wait returned 0 with nothing queued and no kick pending");
+				break;
+			}
+			atomic_store_explicit(&h->kicks_taken, kicks, memory_order_release);
+			after_wait = false;
+		}
+		h->waits++;
+		t0 = act__mono_ns();
+		rc = act__queue_wait(h->q, iter % 8 == 0 ? 50 : 0, 0); /* untimed */
+		if (act__mono_ns() - t0 >= SLEPT_NS)
+			h->slept++;
+		if (rc == -ESHUTDOWN)
+			break;
+		if (rc != 0) {
+			snprintf(h->error, sizeof(h->error), "untimed wait returned %d", rc);
+			break;
+		}
+		after_wait = true;
+	}
+	atomic_store(&h->consumer_done, true);
+	return NULL;
+}
+
+static void untimed_run(enum act_queue_type type, double seconds)
+{
+	double t0 = tw_now_s(), last_change;
+	struct handoff *h = calloc(1, sizeof(*h));
+	pthread_t producer, consumer;
+	uint64_t last = 0;
+
+	assert_non_null(h);
+	h->deadline = t0 + seconds;
+	h->q = aligned_alloc(ACT__CACHE_LINE, sizeof(*h->q));
+	assert_non_null(h->q);
+	assert_int_equal(act__queue_init(h->q, type, 64, 4), 0);
+	assert_int_equal(pthread_create(&consumer, NULL, handoff_consumer, h), 0);
+	assert_int_equal(pthread_create(&producer, NULL, handoff_producer, h), 0);
+
+	last_change = tw_now_s();
+	while (!atomic_load(&h->consumer_done)) {
+		uint64_t progress;
+		double now;
+
+		usleep(20 * 1000);
+		now = tw_now_s();
+		progress = atomic_load(&h->items_taken) + atomic_load(&h->kicks_taken);
+		if (progress != last) {
+			last = progress;
+			last_change = now;
+		} else if (now - last_change > WATCHDOG_S && !atomic_load(&h->consumer_done)) {
+			uint64_t items = atomic_load(&h->items_sent);
+			uint64_t kicks = atomic_load(&h->kicks_sent);
+			bool all = items == atomic_load(&h->items_taken) &&
+				   kicks == atomic_load(&h->kicks_taken);
+
+			/* The consumer sleeps for good in an untimed wait, on memory
+			 * this run owns: report and end the process. */
+			print_error("%s untimed: lost wake-up: no event taken for %.0f s; items "
+				    "sent %llu taken %llu, kicks sent %llu taken %llu, count %u%s\n",
+				    type_name(type), WATCHDOG_S, (unsigned long long)items,
+				    (unsigned long long)atomic_load(&h->items_taken),
+				    (unsigned long long)kicks,
+				    (unsigned long long)atomic_load(&h->kicks_taken),
+				    act__queue_count(h->q),
+				    all ? " (all taken: the close was lost)" : "");
+			fflush(NULL);
+			_exit(1);
+		}
+	}
+	if (!join_within(consumer, 10.0) || !join_within(producer, 10.0)) {
+		atomic_store(&h->abort, true);
+		fail_msg("%s untimed: a thread still runs after the consumer finished",
+			 type_name(type));
+	}
+	if (h->error[0] != '\0')
+		fail_msg("%s untimed: %s", type_name(type), h->error);
+	if (h->producer_rc != 0)
+		fail_msg("%s untimed: push returned %d", type_name(type), h->producer_rc);
+	assert_int_equal(atomic_load(&h->items_taken), atomic_load(&h->items_sent));
+	assert_int_equal(atomic_load(&h->kicks_taken), atomic_load(&h->kicks_sent));
+	assert_true(atomic_load(&h->items_sent) > 0 && atomic_load(&h->kicks_sent) > 0);
+	print_message("%-15s %-9s %9llu items %5.2f s  kicks %llu  waits %llu (slept %llu)\n",
+		      type_name(type), "untimed", (unsigned long long)atomic_load(&h->items_sent),
+		      tw_now_s() - t0, (unsigned long long)atomic_load(&h->kicks_sent),
+		      (unsigned long long)h->waits, (unsigned long long)h->slept);
+	/* The test is void if the consumer never slept. */
+	assert_true(h->slept >= MIN_SLEEPS);
+	act__queue_fini(h->q);
+	free(h->q);
+	free(h);
+}
+
 /* ---- registration ------------------------------------------------------- */
 
 static enum act_queue_type types[] = {
@@ -488,7 +706,7 @@ static enum act_queue_type types[] = {
 
 static double run_seconds(void)
 {
-	return tw_stress_seconds() * 0.9 / 16.0;
+	return tw_stress_seconds() * 0.9 / 20.0;
 }
 
 static enum act_queue_type type_of(void **state)
@@ -521,6 +739,11 @@ static void stress_close(void **state)
 	close_run(type_of(state));
 }
 
+static void stress_untimed_wakeup(void **state)
+{
+	untimed_run(type_of(state), run_seconds());
+}
+
 #define PER_TYPE(fn)                                                          \
 	{ "bqueue/" #fn, fn, NULL, NULL, &types[0] },                             \
 	{ "bqueue_batched/" #fn, fn, NULL, NULL, &types[1] },                     \
@@ -535,6 +758,7 @@ int main(int argc, char **argv)
 		PER_TYPE(stress_consumer_wakeup),
 		PER_TYPE(stress_producer_wakeup),
 		PER_TYPE(stress_close),
+		PER_TYPE(stress_untimed_wakeup),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);

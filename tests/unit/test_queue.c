@@ -91,7 +91,7 @@ static bool consumer_sleeping(struct act__queue *q)
 	case ACT_QUEUE_BQUEUE:
 	case ACT_QUEUE_BQUEUE_BATCHED:
 		pthread_mutex_lock(&q->u.bq.lock);
-		v = q->u.bq.consumer_sleeping;
+		v = atomic_load(&q->u.bq.consumer_state) == ACT__CONSUMER_SLEEPING;
 		pthread_mutex_unlock(&q->u.bq.lock);
 		return v;
 	case ACT_QUEUE_SHARDED:
