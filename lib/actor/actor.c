@@ -258,13 +258,6 @@ static inline void lock_release_hold(struct act_actor *a, int hold)
 		lock_release(a);
 }
 
-/* The value a free word takes when @id acquires it. */
-static inline uint32_t lock_word_for(struct act_actor *a, uint32_t id)
-{
-	return atomic_load_explicit(&a->lock_bias, memory_order_relaxed) ? (ACT__LOCK_BIAS | id)
-									 : id;
-}
-
 /*
  * CAS a free word to @id's value: BIAS | id while the actor may be biased,
  * else @plain (id, with WAITERS for a former sleeper under the exchange
