@@ -296,6 +296,27 @@ static inline int lock_take_free(struct act_actor *a, uint32_t id, uint32_t plai
 }
 
 /*
+ * One step of a wait on a biased word, where nobody will wake us: a pause
+ * (ACT_WAIT_SPIN, and the first ACT__ADAPTIVE_SPINS steps otherwise) or a
+ * ~20 us sleep; the wait-for chain is walked every ACT__SPIN_WALK_EVERY
+ * pauses and after each sleep. -EDEADLK on a cycle, else 0.
+ */
+static int bias_wait_step(struct act_actor *a, struct act__thread *self, enum act_wait wait,
+			  uint32_t *spins)
+{
+	const struct timespec poll = {0, 20 * 1000};
+
+	if (wait == ACT_WAIT_SPIN || *spins < ACT__ADAPTIVE_SPINS) {
+		act__cpu_relax();
+		if (++*spins % ACT__SPIN_WALK_EVERY == 0 && deadlock_walk(a, self))
+			return -EDEADLK;
+		return 0;
+	}
+	nanosleep(&poll, NULL);
+	return deadlock_walk(a, self) ? -EDEADLK : 0;
+}
+
+/*
  * Biased lock: the revoker's side, for a word @v = BIAS | b read by a thread
  * other than b. R1 CAS the word to BIAS | REVOKING | b (seq_cst; only one
  * revoker wins, and nobody else changes a REVOKING word); R2
@@ -312,7 +333,6 @@ static inline int lock_take_free(struct act_actor *a, uint32_t id, uint32_t plai
 static int bias_revoke(struct act_actor *a, struct act__thread *self, uint32_t v,
 		       enum act_wait wait)
 {
-	const struct timespec poll = {0, 20 * 1000};
 	uint32_t spins = 0;
 
 	/* Trying (ACT_WAIT_NONE): an owner seen inside would make us wait. */
@@ -333,19 +353,8 @@ static int bias_revoke(struct act_actor *a, struct act__thread *self, uint32_t v
 	}
 	/* R3 acquire: pairs with b's B4/B5, so b's handler happens before ours. */
 	while (atomic_load_explicit(&a->bias_in, memory_order_acquire) != 0) {
-		int rc = 0;
+		int rc = wait == ACT_WAIT_NONE ? -EBUSY : bias_wait_step(a, self, wait, &spins);
 
-		if (wait == ACT_WAIT_NONE)
-			rc = -EBUSY;
-		else if (wait == ACT_WAIT_SPIN || spins < ACT__ADAPTIVE_SPINS) {
-			act__cpu_relax();
-			if (++spins % ACT__SPIN_WALK_EVERY == 0 && deadlock_walk(a, self))
-				rc = -EDEADLK;
-		} else {
-			nanosleep(&poll, NULL);
-			if (deadlock_walk(a, self))
-				rc = -EDEADLK;
-		}
 		if (rc != 0) {
 			/* Nobody changes a REVOKING word but its revoker. */
 			atomic_store_explicit(&a->lock, v, memory_order_release);
@@ -368,23 +377,12 @@ static int bias_revoke(struct act_actor *a, struct act__thread *self, uint32_t v
 static int lock_biased_word(struct act_actor *a, struct act__thread *self, uint32_t v,
 			    enum act_wait wait, uint32_t *spins)
 {
-	const struct timespec poll = {0, 20 * 1000};
-
 	if (v == (ACT__LOCK_BIAS | self->id))
 		return bias_enter(a, self->id) ? HOLD_BIAS : 0;
 	if (!(v & ACT__LOCK_REVOKING))
 		return bias_revoke(a, self, v, wait);
 	/* Another thread revokes: it will own the word in a moment. */
-	if (wait == ACT_WAIT_NONE)
-		return -EBUSY;
-	if (wait == ACT_WAIT_SPIN || *spins < ACT__ADAPTIVE_SPINS) {
-		act__cpu_relax();
-		if (++*spins % ACT__SPIN_WALK_EVERY == 0 && deadlock_walk(a, self))
-			return -EDEADLK;
-		return 0;
-	}
-	nanosleep(&poll, NULL);
-	return deadlock_walk(a, self) ? -EDEADLK : 0;
+	return wait == ACT_WAIT_NONE ? -EBUSY : bias_wait_step(a, self, wait, spins);
 }
 
 /*
