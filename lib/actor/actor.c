@@ -118,10 +118,22 @@
  * release unchanged, without annotations (the actor suite is clean).
  *
  * Cycle detection (same thread). Before any lock is taken, the target is
- * looked up in this thread's call chain (a thread-local array, no shared
- * state). Conservative policy: the actor alone is the key. Permissive
- * policy: (actor, message type); a re-entry with another type runs without
- * re-acquiring the lock, which this thread already holds.
+ * looked up in this thread's call chain (a thread-local array). Conservative
+ * policy: the actor alone is the key. Permissive policy: (actor, message
+ * type); a re-entry with another type runs without re-acquiring the lock,
+ * which this thread already holds.
+ * The lookup is O(1) whatever the depth: a thread that pushes an actor
+ * first stores the index in chain_pos, and a caller checks only its own
+ * chain at that index (in bounds, same actor). A miss is exact: if the
+ * actor is on this thread's chain at index p, this thread stored p, and no
+ * other thread can have stored since (it would have needed exclusive
+ * access, which this thread has held since); a nested permissive re-entry
+ * stores a deeper index and restores p when it pops. So a hit in the
+ * thread's own array is the only way to find it, and a stale or foreign
+ * index can only point at an entry that is out of bounds or another actor.
+ * No pop writes the field and nothing orders other threads' stores: the
+ * check never trusts the field, only this thread's array. A hit scans the
+ * array, for the permissive key and the cycle report.
  *
  * Deadlock detection (across threads). Only a contended blocking acquire
  * pays for it: the waiter publishes the lock it wants (waiting_on, seq_cst)
@@ -137,7 +149,7 @@
  * to them, checked with a plain load of the group's bound thread.
  *
  * Fast path. Every member of the fast_send family inlines fast_send_fast():
- * the checks, the chain scan, the reply context, the chain push, the handler
+ * the checks, the O(1) chain check, the reply context, the chain push, the handler
  * call and, for a lockable receiver, one CAS and the release (or, biased to
  * this thread, bias_enter and a store), with no call but the handler's.
  * Anything else goes to fast_send_general() before any shared side effect.
@@ -705,6 +717,14 @@ static inline enum act_cycle_policy resolve_policy(const struct act_actor *to, u
 							   memory_order_relaxed);
 }
 
+/* Whether @to is on @t's chain (O(1): Cycle detection above). */
+static inline bool on_chain(const struct act__thread *t, struct act_actor *to, uint32_t depth)
+{
+	uint32_t pos = atomic_load_explicit(&to->chain_pos, memory_order_relaxed);
+
+	return pos < depth && t->chain[pos].actor == to;
+}
+
 /*
  * Check @to against the call chain. Returns 0 and sets *held when this
  * thread already holds @to (permissive re-entry), or -ELOOP.
@@ -716,6 +736,8 @@ static inline int chain_check(struct act__thread *t, struct act_actor *to, uint3
 	unsigned i;
 
 	*held = false;
+	if (act__likely(!on_chain(t, to, t->depth)))
+		goto bound;
 	for (i = 0; i < t->depth; i++) {
 		if (t->chain[i].actor != to)
 			continue;
@@ -727,6 +749,7 @@ static inline int chain_check(struct act__thread *t, struct act_actor *to, uint3
 		}
 		*held = true;
 	}
+bound:
 	if (act__unlikely(t->depth == ACT_CHAIN_MAX)) {
 		record_cycle(t, to, type);
 		return -ELOOP;
@@ -737,11 +760,17 @@ static inline int chain_check(struct act__thread *t, struct act_actor *to, uint3
 /* Run @to's handler for @m on this thread; the caller holds the lock. */
 static inline void run_handler(struct act__thread *t, struct act_actor *to, struct act_msg *m)
 {
+	/* restored on the pop: a permissive re-entry leaves the outer entry's
+	 * index behind (nothing else needs it, see Cycle detection) */
+	uint32_t prev = atomic_load_explicit(&to->chain_pos, memory_order_relaxed);
+
+	atomic_store_explicit(&to->chain_pos, t->depth, memory_order_relaxed);
 	t->chain[t->depth].actor = to;
 	t->chain[t->depth].type = m->type;
 	t->depth++;
 	to->handlers[m->type](to, to->state_ptr, m);
 	t->depth--;
+	atomic_store_explicit(&to->chain_pos, prev, memory_order_relaxed);
 }
 
 /* Write the synchronous delivery context into @m (receiver transparency and
@@ -839,7 +868,6 @@ fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t re
 	uint32_t depth = t->depth;
 	act_handler_fn fn;
 	int hold = 0;
-	uint32_t i;
 
 	if (act__unlikely(atomic_load_explicit(&to->state, memory_order_relaxed) !=
 				  ACT__ACTOR_RUNNING ||
@@ -848,10 +876,9 @@ fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t re
 	fn = to->handlers[type];
 	if (act__unlikely(fn == NULL))
 		goto general;
-	/* Cycle check: chain membership, on this thread's own array. */
-	for (i = 0; i < depth; i++)
-		if (act__unlikely(t->chain[i].actor == to))
-			goto general;
+	/* Cycle check: chain membership, O(1) (Cycle detection above). */
+	if (act__unlikely(on_chain(t, to, depth)))
+		goto general;
 	/* The context goes into the caller's own message, so it needs no lock:
 	 * written before the acquire, it stays out of the critical section. If
 	 * the fast path gives up below, fast_send_general() rewrites it. */
@@ -886,6 +913,7 @@ fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t re
 	}
 	/* Critical section (lockable): the chain push, the handler, the
 	 * completion counter (single writer: the lock holder), the release. */
+	atomic_store_explicit(&to->chain_pos, depth, memory_order_relaxed);
 	t->chain[depth].actor = to;
 	t->chain[depth].type = type;
 	t->depth = depth + 1;

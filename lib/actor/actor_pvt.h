@@ -109,6 +109,12 @@ struct act_actor {
 	/* 1 while the bias owner runs a handler through the bias (its only
 	 * writer), 0 otherwise; read by a revoker after its membarrier */
 	_Atomic uint32_t bias_in;
+	/* The chain index at which the last thread to push this actor pushed
+	 * it: the cycle check's O(1) hint (actor.c, Cycle detection). Written
+	 * only by a thread with exclusive access, just before its push; a
+	 * reader trusts it only if its own chain holds this actor there. On
+	 * the lock line: a lockable caller reads it just before its CAS. */
+	_Atomic uint32_t chain_pos;
 	/* one reference per queued message plus one for the creator */
 	act__cache_aligned _Atomic uint32_t refs;
 

@@ -263,6 +263,169 @@ static void chain_depth_is_bounded(void **state)
 	}
 }
 
+/*
+ * The O(1) chain check (lib/actor/actor.c, Cycle detection): each push
+ * records its chain index in the actor, and a caller trusts only its own
+ * chain at that index; a hit is confirmed by scanning the chain. The cases
+ * fail if an index is not written on a push of the fast path (the cycle
+ * closes at index 3, never at the zeroed field's 0), or not put back after
+ * a permissive re-entry (the outer entry must be caught again), or if a
+ * stale index inside the chain were taken for a cycle without that scan.
+ * (An index trusted without comparing the actor only sends the call to the
+ * general path, whose scan finds no cycle: slower, not wrong.)
+ * Every case runs with lockable and with group-private links: for a
+ * private actor a missed cycle runs its handler re-entrantly.
+ */
+#define RING 6
+
+struct ring {
+	struct act_group *g;
+	struct act_actor *l[RING];
+	struct link links[RING];
+};
+
+static void ring_make(struct ring *r, bool priv)
+{
+	static const act_handler_fn hl[1] = {h_link};
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->g = fx_group(ACT_QUEUE_BQUEUE, ACT_OVERFLOW_FAIL, 16);
+	if (priv)
+		assert_int_equal(act_group_bind(r->g), 0);
+	for (i = 0; i < RING; i++)
+		r->l[i] = fx_actor("R", r->g, hl, 1, &r->links[i], priv);
+}
+
+static void ring_free(struct ring *r)
+{
+	int i;
+
+	for (i = 0; i < RING; i++) {
+		act_actor_stop(r->l[i]);
+		act_actor_destroy(r->l[i]);
+	}
+	act_group_destroy(r->g);
+}
+
+/* R0 -> R1 -> ... -> R5 -> R3: the cycle closes at chain index 3. */
+static void deep_cycle(bool priv)
+{
+	struct act_chain_entry chain[RING + 2];
+	struct ring r;
+	int i;
+
+	ring_make(&r, priv);
+	/* a first, shallow visit leaves R3's index at 0 */
+	assert_int_equal(call(r.l[3], 0), 0);
+	for (i = 0; i < RING - 1; i++)
+		r.links[i].next = r.l[i + 1];
+	r.links[RING - 1].next = r.l[3];
+	assert_int_equal(call(r.l[0], 0), 0);
+	assert_int_equal(r.links[RING - 1].rc, -ELOOP);
+	for (i = 0; i < RING - 1; i++)
+		assert_int_equal(r.links[i].rc, 0);
+	assert_int_equal(act_last_cycle(chain, RING + 2), RING + 1);
+	assert_ptr_equal(chain[0].actor, r.l[3]);
+	assert_ptr_equal(chain[4].actor, r.l[3]);
+	assert_int_equal(act_chain_depth(), 0);
+	ring_free(&r);
+}
+
+static void cycle_found_deep_in_chain(void **state)
+{
+	deep_cycle(*(const bool *)*state);
+}
+
+/* A stale index that falls inside the chain on another actor is a miss. */
+static void stale_index(bool priv)
+{
+	struct ring r;
+
+	ring_make(&r, priv);
+	r.links[0].next = r.l[1]; /* R0 -> R1: R1's index is 1 */
+	assert_int_equal(call(r.l[0], 0), 0);
+	r.links[0].next = NULL;
+	r.links[3].next = r.l[4]; /* R3 -> R4 -> R1: index 1 holds R4 */
+	r.links[4].next = r.l[1];
+	r.links[1].next = NULL;
+	r.links[4].rc = 1;
+	assert_int_equal(call(r.l[3], 0), 0);
+	assert_int_equal(r.links[3].rc, 0);
+	assert_int_equal(r.links[4].rc, 0); /* R1 ran: no cycle */
+	ring_free(&r);
+}
+
+static void stale_index_is_a_miss(void **state)
+{
+	stale_index(*(const bool *)*state);
+}
+
+/*
+ * Permissive: A/compute -> B/validate -> A/validated (re-entry, A pushed
+ * again at index 2), and then, from B still, A/compute again: the outer
+ * entry at index 0 must still be found.
+ */
+struct reenter {
+	struct act_actor *a, *b;
+	int rc_validated, rc_compute;
+	int ran_validated, ran_compute;
+};
+
+static void h_reenter(struct act_actor *self, void *state, struct act_msg *m)
+{
+	struct reenter *x = *(struct reenter **)state;
+
+	ACT_STACK_MSG(req, int);
+	if (self == x->a && m->type == T_COMPUTE) {
+		x->ran_compute++;
+		act_msg_init(&req.hdr, T_VALIDATE, sizeof(int));
+		assert_int_equal(act_fast_send(x->b, &req.hdr, NULL, 0), 0);
+	} else if (self == x->a && m->type == T_VALIDATED) {
+		x->ran_validated++;
+	} else if (self == x->b && m->type == T_VALIDATE) {
+		act_msg_init(&req.hdr, T_VALIDATED, sizeof(int));
+		x->rc_validated = act_fast_send(x->a, &req.hdr, NULL, 0);
+		act_msg_init(&req.hdr, T_COMPUTE, sizeof(int));
+		x->rc_compute = act_fast_send(x->a, &req.hdr, NULL, 0);
+	}
+}
+
+static void reentry(bool priv)
+{
+	static const act_handler_fn hr[T_COUNT] = {h_reenter, h_reenter, h_reenter, h_reenter,
+						   h_reenter};
+	struct reenter x = {0};
+	struct reenter *px = &x;
+	struct act_group *g = fx_group(ACT_QUEUE_BQUEUE, ACT_OVERFLOW_FAIL, 16);
+
+	act_set_cycle_policy(ACT_CYCLE_PERMISSIVE);
+	if (priv)
+		assert_int_equal(act_group_bind(g), 0);
+	x.a = fx_actor("A", g, hr, T_COUNT, &px, priv);
+	x.b = fx_actor("B", g, hr, T_COUNT, &px, priv);
+	assert_int_equal(call(x.a, T_COMPUTE), 0);
+	assert_int_equal(x.rc_validated, 0);
+	assert_int_equal(x.ran_validated, 1);
+	assert_int_equal(x.rc_compute, -ELOOP);
+	assert_int_equal(x.ran_compute, 1);
+	assert_int_equal(act_chain_depth(), 0);
+	act_actor_stop(x.a);
+	act_actor_stop(x.b);
+	act_actor_destroy(x.a);
+	act_actor_destroy(x.b);
+	act_group_destroy(g);
+	act_set_cycle_policy(ACT_CYCLE_CONSERVATIVE);
+}
+
+static void permissive_reentry_keeps_outer_entry(void **state)
+{
+	reentry(*(const bool *)*state);
+}
+
+/* prestates: the links are lockable, or private to a group this thread runs */
+static bool lockable = false, group_private = true;
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +435,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(policy_precedence, setup, teardown),
 		cmocka_unit_test_setup_teardown(self_call_and_void_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(chain_depth_is_bounded, setup, teardown),
+		cmocka_unit_test_prestate(cycle_found_deep_in_chain, &lockable),
+		cmocka_unit_test_prestate(cycle_found_deep_in_chain, &group_private),
+		cmocka_unit_test_prestate(stale_index_is_a_miss, &lockable),
+		cmocka_unit_test_prestate(stale_index_is_a_miss, &group_private),
+		cmocka_unit_test_prestate(permissive_reentry_keeps_outer_entry, &lockable),
+		cmocka_unit_test_prestate(permissive_reentry_keeps_outer_entry, &group_private),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);
