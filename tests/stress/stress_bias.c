@@ -32,6 +32,7 @@
 
 #include "act_fixture.h"
 #include "actor_pvt.h"
+#include "tw_cpu.h"
 
 enum { T_HIT, T_COUNT };
 
@@ -81,19 +82,7 @@ static cpu_set_t allowed;
 
 static bool pin(unsigned nth)
 {
-	cpu_set_t one;
-	unsigned cpu, seen = 0;
-
-	if (CPU_COUNT(&allowed) < 2)
-		return false;
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &allowed) || seen++ != nth)
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
-	}
-	return false;
+	return tw_pin_nth(&allowed, nth);
 }
 
 static int hit(struct act_actor *a, uint32_t tag, enum act_wait wait)

@@ -35,6 +35,7 @@
 
 #include "act_fixture.h"
 #include "actor_pvt.h"
+#include "tw_cpu.h"
 
 #define MAX_CALLERS 6
 #define WATCHDOG_S 5.0
@@ -138,19 +139,9 @@ struct caller {
  */
 static bool pin_to_own_cpu(unsigned id)
 {
-	cpu_set_t allowed, one;
-	unsigned cpu, seen = 0;
+	cpu_set_t allowed;
 
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2)
-		return false;
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &allowed) || seen++ != id)
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
-	}
-	return false;
+	return sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && tw_pin_nth(&allowed, id);
 }
 
 /*
