@@ -139,9 +139,9 @@ void act_msg_free(struct act_msg *m);
 
 /**
  * True if @p m came from act_msg_alloc() (as opposed to a stack request).
- * In a handler: false for a message that travelled inline in a lockfree
- * mailbox (ACT_QUEUE_LOCKFREE), which the runtime hands over as a copy on
- * the group thread's stack.
+ * In a handler: false for a message that travelled inline in its mailbox
+ * (ACT_QUEUE_LOCKFREE, ACT_QUEUE_BQUEUE, ACT_QUEUE_BQUEUE_BATCHED), which the
+ * runtime hands over as a copy on the group thread's stack.
  */
 bool act_msg_is_pooled(const struct act_msg *m);
 
@@ -188,8 +188,15 @@ uint32_t act_msg_max_payload(void);
 
 /** Mailbox queue implementations (DESIGN.md 2, "Mailbox queues"). */
 enum act_queue_type {
-	ACT_QUEUE_BQUEUE = 0,      /**< ring under a mutex; default */
-	ACT_QUEUE_BQUEUE_BATCHED,  /**< drain all under one lock; wake on empty->non-empty */
+	/**
+	 * Ring of one-cache-line cells under a mutex; default. Small messages
+	 * travel inline as in ACT_QUEUE_LOCKFREE (below). Memory: 64 bytes per
+	 * slot of capacity (the default 1024 slots: 64 KiB).
+	 */
+	ACT_QUEUE_BQUEUE = 0,
+	/** As ACT_QUEUE_BQUEUE; drain all under one lock (up to 64 messages
+	 * per acquisition); wake on empty->non-empty */
+	ACT_QUEUE_BQUEUE_BATCHED,
 	ACT_QUEUE_SHARDED,         /**< N locked lanes joined by an atomic cursor */
 	/**
 	 * Bounded Vyukov MPSC ring of one-cache-line cells. An asynchronous

@@ -66,9 +66,37 @@ enum {
 	ACT__CONSUMER_SLEEPING = 1,
 };
 
+/** Data bytes of an inline entry, beside its two pointer words. */
+#define ACT__QCELL_DATA 32
+
 /*
- * ACT_QUEUE_BQUEUE and ACT_QUEUE_BQUEUE_BATCHED: a ring under one mutex.
- * head and tail are written only under @c lock; they are atomics so that
+ * A ring cell of LOCKFREE and BQUEUE*, one cache line. An entry is a pointer
+ * item (kind == 0: act__queue_push()) or an inline entry (kind != 0): two
+ * pointer words and ACT__QCELL_DATA bytes written in place, with kind and
+ * word free for the writer. An inline entry moves this one line from
+ * producer to consumer and nothing else (no message block behind a
+ * pointer). seq is LOCKFREE's: pos (free for pos), pos + 1 (holds the entry
+ * of pos); the BQUEUE* mutex orders the cells instead and leaves it unused.
+ */
+struct act__qcell {
+	_Atomic uint64_t seq;
+	uint32_t kind;          /* 0: pointer item; else an inline entry */
+	uint32_t word;          /* inline: free for the writer */
+	union {
+		void *item;
+		struct {
+			void *ptr[2];
+			_Alignas(16) unsigned char data[ACT__QCELL_DATA];
+		} inl;
+	} u;
+} __attribute__((aligned(ACT__CACHE_LINE)));
+
+_Static_assert(sizeof(struct act__qcell) == ACT__CACHE_LINE, "one cell, one line");
+
+/*
+ * ACT_QUEUE_BQUEUE and ACT_QUEUE_BQUEUE_BATCHED: a ring of cells under one
+ * mutex (64 bytes a slot, so that an entry can travel inline). head and
+ * tail are written only under @c lock; they are atomics so that
  * act__queue_count() and the spin phases can poll them without the lock.
  * They sit on separate lines so a spinning poller of one side never pulls
  * the line that holds the lock or the other side's index. The consumer
@@ -76,7 +104,7 @@ enum {
  * not_full (queue.c, W1 and W2).
  */
 struct act__bqueue {
-	void **ring;
+	struct act__qcell *ring;
 	uint32_t mask;                  /* capacity - 1 */
 	_Atomic uint32_t closed;        /* set under lock; polled relaxed */
 	pthread_mutex_t lock;
@@ -123,34 +151,8 @@ struct act__sharded {
 	act__cache_aligned struct act__queue_signal sig;
 };
 
-/** Data bytes of an inline LOCKFREE entry, beside its two pointer words. */
-#define ACT__LF_INLINE_DATA 32
-
-/*
- * LOCKFREE cell, one cache line: seq == pos (free for pos), pos + 1 (holds
- * the entry of pos). An entry is a pointer item (kind == 0: act__queue_push())
- * or an inline entry (kind != 0): two pointer words and ACT__LF_INLINE_DATA
- * bytes written in place between act__lf_claim() and act__lf_publish(), with
- * kind and word free for the writer. An inline entry moves this one line
- * from producer to consumer and nothing else.
- */
-struct act__lf_cell {
-	_Atomic uint64_t seq;
-	uint32_t kind;          /* 0: pointer item; else an inline entry */
-	uint32_t word;          /* inline: free for the writer */
-	union {
-		void *item;
-		struct {
-			void *ptr[2];
-			_Alignas(16) unsigned char data[ACT__LF_INLINE_DATA];
-		} inl;
-	} u;
-} __attribute__((aligned(ACT__CACHE_LINE)));
-
-_Static_assert(sizeof(struct act__lf_cell) == ACT__CACHE_LINE, "one cell, one line");
-
 struct act__lfqueue {
-	struct act__lf_cell *cells;
+	struct act__qcell *cells;
 	uint64_t mask;                              /* capacity - 1 */
 	_Atomic uint32_t closed;
 	act__cache_aligned _Atomic uint64_t enqueue_pos; /* producers: one CAS per push */
@@ -293,12 +295,16 @@ static inline bool act__bq_take_sleeper(struct act__bqueue *bq)
 	return true;
 }
 
-static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block,
-			       struct act__push_info *info)
+/*
+ * Take bq->lock and the cell at the tail: 0 with *cell_out set, or -EAGAIN
+ * (full, !block), -ESHUTDOWN, with the lock released. The caller writes the
+ * cell's entry, then calls act__bq_publish(), holding the lock throughout
+ * (so nothing but the copy may run in between).
+ */
+static inline int act__bq_claim(struct act__bqueue *bq, bool block, struct act__qcell **cell_out,
+				bool *waited)
 {
-	uint32_t head, tail;
-	bool waited = false;
-	bool wake;
+	uint32_t tail;
 
 	pthread_mutex_lock(&bq->lock);
 	/* relaxed: every access to closed/head/tail that matters is under lock */
@@ -307,21 +313,33 @@ static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block,
 		return -ESHUTDOWN;
 	}
 	tail = atomic_load_explicit(&bq->tail, memory_order_relaxed);
-	head = atomic_load_explicit(&bq->head, memory_order_relaxed);
-	if (act__unlikely(tail - head > bq->mask)) {
+	if (act__unlikely(tail - atomic_load_explicit(&bq->head, memory_order_relaxed) >
+			  bq->mask)) {
 		int rc = act__bq_wait_space(bq, block); /* lock held on entry and return */
 
 		if (rc != 0) {
 			pthread_mutex_unlock(&bq->lock);
 			return rc;
 		}
-		waited = true;
+		*waited = true;
 		tail = atomic_load_explicit(&bq->tail, memory_order_relaxed);
-		head = atomic_load_explicit(&bq->head, memory_order_relaxed);
 	}
-	bq->ring[tail & bq->mask] = item;
+	*cell_out = &bq->ring[tail & bq->mask];
+	return 0;
+}
+
+/*
+ * Make the entry written into the claimed cell ready, unlock and wake a
+ * sleeping consumer. Returns the new tail (for the push's info).
+ */
+static inline uint32_t act__bq_publish(struct act__bqueue *bq)
+{
+	/* relaxed: under the lock we hold */
+	uint32_t tail = atomic_load_explicit(&bq->tail, memory_order_relaxed) + 1;
+	bool wake;
+
 	/* relaxed: the lock orders it for the consumer; lock-free pollers only count */
-	atomic_store_explicit(&bq->tail, tail + 1, memory_order_relaxed);
+	atomic_store_explicit(&bq->tail, tail, memory_order_relaxed);
 	/*
 	 * Only the first push after the consumer announced its sleep finds it
 	 * SLEEPING (it saw an empty ring), so BATCHED's "wake on the empty ->
@@ -332,15 +350,91 @@ static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block,
 	pthread_mutex_unlock(&bq->lock);
 	if (wake)
 		act__futex_wake(&bq->consumer_state, 1);
+	return tail;
+}
+
+static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block,
+			       struct act__push_info *info)
+{
+	struct act__qcell *cell = NULL;
+	uint32_t tail, head;
+	bool waited = false;
+	int rc = act__bq_claim(bq, block, &cell, &waited);
+
+	if (act__unlikely(rc != 0))
+		return rc;
+	cell->kind = 0;
+	cell->u.item = item;
+	/* relaxed: read under the lock, before publish releases it */
+	head = atomic_load_explicit(&bq->head, memory_order_relaxed);
+	tail = act__bq_publish(bq);
 	if (info != NULL) {
-		info->depth = tail + 1 - head;
-		info->was_empty = tail == head;
+		info->depth = tail - head;
+		info->was_empty = tail - 1 == head;
 		info->waited = waited;
 	}
 	return 0;
 }
 
 /*
+ * Consumer: take bq->lock and return the entries ready (0: the lock is
+ * released again). Read (copy) them with act__bq_cell(), then free them with
+ * act__bq_release(), which unlocks.
+ */
+static inline uint32_t act__bq_acquire(struct act__bqueue *bq)
+{
+	uint32_t avail;
+
+	pthread_mutex_lock(&bq->lock);
+	/* relaxed: head and tail are written only under the lock we hold */
+	avail = atomic_load_explicit(&bq->tail, memory_order_relaxed) -
+		atomic_load_explicit(&bq->head, memory_order_relaxed);
+	if (avail == 0)
+		pthread_mutex_unlock(&bq->lock);
+	return avail;
+}
+
+/* Consumer, lock held: the cell @p i entries after the head. */
+static inline struct act__qcell *act__bq_cell(struct act__bqueue *bq, uint32_t i)
+{
+	return &bq->ring[(atomic_load_explicit(&bq->head, memory_order_relaxed) + i) & bq->mask];
+}
+
+/*
+ * Consumer, lock held: free the @p n entries after the head and unlock.
+ * *to_wake counts the producers waiting for space that the caller signals
+ * on not_full once its burst is over (act__bq_wake_producers()): at most one
+ * per freed slot and at most as many as wait (read under lock: W2 in
+ * queue.c).
+ */
+static inline void act__bq_release(struct act__bqueue *bq, uint32_t n, uint32_t *to_wake)
+{
+	/* relaxed: head is written only under the lock we hold */
+	uint32_t head = atomic_load_explicit(&bq->head, memory_order_relaxed);
+	uint32_t w = *to_wake + n;
+
+	atomic_store_explicit(&bq->head, head + n, memory_order_relaxed);
+	*to_wake = w < bq->producers_waiting ? w : bq->producers_waiting;
+	pthread_mutex_unlock(&bq->lock);
+}
+
+/* Signal @p to_wake producers (act__bq_release()); BATCHED broadcasts. */
+static inline void act__bq_wake_producers(struct act__bqueue *bq, uint32_t to_wake,
+					  bool broadcast)
+{
+	if (to_wake != 0 && broadcast) {
+		pthread_cond_broadcast(&bq->not_full);
+		return;
+	}
+	while (to_wake-- > 0)
+		pthread_cond_signal(&bq->not_full);
+}
+
+/*
+ * Pointer items only: a queue that carries inline entries is consumed with
+ * act__bq_acquire() / act__bq_cell() / act__bq_release(); these pops stop
+ * at an inline entry.
+ *
  * BQUEUE: one lock acquisition per item, so producers interleave with the
  * drain. Producers waiting for space are signalled once per freed slot (at
  * most as many as wait), after the burst: one wake-up per slot, not one
@@ -350,46 +444,34 @@ static inline uint32_t act__bq_pop_each(struct act__bqueue *bq, void **items, ui
 {
 	uint32_t n = 0, to_wake = 0;
 
-	while (n < max) {
-		uint32_t head;
+	while (n < max && act__bq_acquire(bq) != 0) {
+		const struct act__qcell *cell = act__bq_cell(bq, 0);
 
-		pthread_mutex_lock(&bq->lock);
-		/* relaxed: head and tail are written only under the lock we hold */
-		head = atomic_load_explicit(&bq->head, memory_order_relaxed);
-		if (head == atomic_load_explicit(&bq->tail, memory_order_relaxed)) {
+		if (cell->kind != 0) {
 			pthread_mutex_unlock(&bq->lock);
 			break;
 		}
-		items[n++] = bq->ring[head & bq->mask];
-		atomic_store_explicit(&bq->head, head + 1, memory_order_relaxed); /* under lock */
-		/* read under lock: W2 in queue.c */
-		if (to_wake < bq->producers_waiting)
-			to_wake++;
-		pthread_mutex_unlock(&bq->lock);
+		items[n++] = cell->u.item;
+		act__bq_release(bq, 1, &to_wake);
 	}
-	while (to_wake-- > 0)
-		pthread_cond_signal(&bq->not_full);
+	act__bq_wake_producers(bq, to_wake, false);
 	return n;
 }
 
 /* BQUEUE_BATCHED: everything available, up to max, under one acquisition. */
 static inline uint32_t act__bq_pop_batch(struct act__bqueue *bq, void **items, uint32_t max)
 {
-	uint32_t head, avail, n, i;
-	bool wake;
+	uint32_t avail = act__bq_acquire(bq);
+	uint32_t n = 0, to_wake = 0;
 
-	pthread_mutex_lock(&bq->lock);
-	/* relaxed: head and tail are written only under the lock we hold */
-	head = atomic_load_explicit(&bq->head, memory_order_relaxed);
-	avail = atomic_load_explicit(&bq->tail, memory_order_relaxed) - head;
-	n = avail < max ? avail : max;
-	for (i = 0; i < n; i++)
-		items[i] = bq->ring[(head + i) & bq->mask];
-	atomic_store_explicit(&bq->head, head + n, memory_order_relaxed); /* under lock */
-	wake = n != 0 && bq->producers_waiting != 0; /* read under lock: W2 in queue.c */
-	pthread_mutex_unlock(&bq->lock);
-	if (wake)
-		pthread_cond_broadcast(&bq->not_full); /* n slots freed */
+	if (avail == 0)
+		return 0;
+	while (n < avail && n < max && act__bq_cell(bq, n)->kind == 0) {
+		items[n] = act__bq_cell(bq, n)->u.item;
+		n++;
+	}
+	act__bq_release(bq, n, &to_wake);
+	act__bq_wake_producers(bq, to_wake, true); /* n slots freed */
 	return n;
 }
 
@@ -507,7 +589,7 @@ static inline int act__lf_claim(struct act__lfqueue *lf, bool block, uint64_t *p
 	/* relaxed: the position is only a guess, validated by the cell's seq */
 	pos = atomic_load_explicit(&lf->enqueue_pos, memory_order_relaxed);
 	for (;;) {
-		struct act__lf_cell *cell = &lf->cells[pos & lf->mask];
+		struct act__qcell *cell = &lf->cells[pos & lf->mask];
 		int64_t dif;
 
 		/* acquire: pairs with the consumer's release store seq = pos (cell freed),
@@ -546,7 +628,7 @@ static inline void act__lf_publish(struct act__lfqueue *lf, uint64_t pos)
 static inline int act__lf_push(struct act__lfqueue *lf, void *item, bool block,
 			       struct act__push_info *info)
 {
-	struct act__lf_cell *cell;
+	struct act__qcell *cell;
 	uint64_t pos = 0, deq;
 	bool waited = false;
 	int rc = act__lf_claim(lf, block, &pos, &waited);
@@ -574,11 +656,11 @@ static inline int act__lf_push(struct act__lfqueue *lf, void *item, bool block,
  * NULL (entries 0 .. i-1 must have been ready). The entry stays valid until
  * act__lf_release() of the same @p i; read (copy) it before.
  */
-static inline struct act__lf_cell *act__lf_head(struct act__lfqueue *lf, uint32_t i)
+static inline struct act__qcell *act__lf_head(struct act__lfqueue *lf, uint32_t i)
 {
 	/* relaxed: the consumer is the only writer of dequeue_pos */
 	uint64_t pos = atomic_load_explicit(&lf->dequeue_pos, memory_order_relaxed) + i;
-	struct act__lf_cell *cell = &lf->cells[pos & lf->mask];
+	struct act__qcell *cell = &lf->cells[pos & lf->mask];
 
 	/* acquire: pairs with the producer's release store in act__lf_publish() */
 	if (atomic_load_explicit(&cell->seq, memory_order_acquire) != pos + 1)
@@ -620,7 +702,7 @@ static inline void act__lf_advance(struct act__lfqueue *lf, uint32_t n)
  * inline entry. */
 static inline uint32_t act__lf_pop_burst(struct act__lfqueue *lf, void **items, uint32_t max)
 {
-	struct act__lf_cell *cell;
+	struct act__qcell *cell;
 	uint32_t n = 0;
 
 	while (n < max && (cell = act__lf_head(lf, n)) != NULL && cell->kind == 0) {

@@ -168,7 +168,8 @@ struct act_group {
 };
 
 /*
- * Inline messages (ACT_QUEUE_LOCKFREE mailboxes). An asynchronous message of
+ * Inline messages (LOCKFREE and BQUEUE* mailboxes, whose ring cells are
+ * struct act__qcell; not SHARDED). An asynchronous message of
  * at most ACT__INLINE_MAX payload bytes, sent while the mailbox is not
  * instrumented, is copied into its ring cell instead of travelling as a
  * pool block: cell kind = 1 + size, word = type, ptr[0] = destination,
@@ -177,7 +178,7 @@ struct act_group {
  * handler, so the cell is never read after its release and the handler's
  * message lives until the handler returns (act.h: handlers do not own it).
  */
-#define ACT__INLINE_MAX ACT__LF_INLINE_DATA
+#define ACT__INLINE_MAX ACT__QCELL_DATA
 
 ACT__NO_VLA_NOT_AT_END_BEGIN
 struct act__inline_msg {
@@ -254,7 +255,7 @@ static inline bool act__group_takes_inline(struct act_group *g, uint32_t len)
 {
 	/* relaxed: as in act__group_enqueue(); an instrumented send needs the
 	 * header fields that only a pool message carries */
-	return g->queue.type == ACT_QUEUE_LOCKFREE && len <= ACT__INLINE_MAX &&
+	return g->queue.type != ACT_QUEUE_SHARDED && len <= ACT__INLINE_MAX &&
 	       !atomic_load_explicit(&g->instrument, memory_order_relaxed);
 }
 

@@ -65,12 +65,12 @@ uint64_t act_group_now(const struct act_group *g)
 }
 
 /*
- * The entry of a LOCKFREE head cell as a message: the pool message of a
- * pointer entry, or the inline entry copied into @local (the cell is freed
- * right after, before the handler runs).
+ * The entry of a head cell (LOCKFREE, BQUEUE*) as a message: the pool
+ * message of a pointer entry, or the inline entry copied into @local (the
+ * cell is freed right after, before the handler runs).
  */
-static inline struct act_msg *lf_take(const struct act__lf_cell *cell,
-				      struct act__inline_msg *local)
+static inline struct act_msg *cell_take(const struct act__qcell *cell,
+					struct act__inline_msg *local)
 {
 	if (cell->kind == 0)
 		return cell->u.item;
@@ -86,33 +86,71 @@ static inline struct act_msg *lf_take(const struct act__lf_cell *cell,
 }
 
 /*
- * LOCKFREE: copy out up to ACT__LF_TAKE entries (the default batch), free
- * their cells and wake producers waiting for space before any handler runs
- * (a handler may block on another mailbox whose consumer waits for ours),
- * then deliver.
+ * Messages copied out per turn of the cell queues (LOCKFREE, BQUEUE*): the
+ * default batch, and the stack of inline copies it needs (6 KiB).
  */
-#define ACT__LF_TAKE 64u
+#define ACT__TAKE 64u
 
-static uint32_t run_batch_lf(struct act_group *g, uint32_t max)
+/*
+ * LOCKFREE, BQUEUE*: copy out up to @want (<= ACT__TAKE) entries, free
+ * their cells and wake producers waiting for space before any handler runs
+ * (a handler may block on another mailbox whose consumer waits for ours).
+ * BQUEUE takes one lock acquisition per entry, BQUEUE_BATCHED one for all.
+ */
+static uint32_t take_cells(struct act__queue *q, struct act_msg **msgs,
+			   struct act__inline_msg *local, uint32_t want)
 {
-	struct act__lfqueue *lf = &g->queue.u.lf;
-	struct act__inline_msg local[ACT__LF_TAKE];
-	struct act_msg *msgs[ACT__LF_TAKE];
-	const struct act__lf_cell *cell;
+	struct act__bqueue *bq = &q->u.bq;
+	const struct act__qcell *cell;
+	uint32_t n = 0, avail, to_wake = 0;
+
+	switch (q->type) {
+	case ACT_QUEUE_LOCKFREE:
+		while (n < want && (cell = act__lf_head(&q->u.lf, n)) != NULL) {
+			msgs[n] = cell_take(cell, &local[n]);
+			act__lf_release(&q->u.lf, n);
+			n++;
+		}
+		if (n != 0)
+			act__lf_advance(&q->u.lf, n);
+		return n;
+	case ACT_QUEUE_BQUEUE:
+		while (n < want && act__bq_acquire(bq) != 0) {
+			msgs[n] = cell_take(act__bq_cell(bq, 0), &local[n]);
+			n++;
+			act__bq_release(bq, 1, &to_wake);
+		}
+		act__bq_wake_producers(bq, to_wake, false);
+		return n;
+	case ACT_QUEUE_BQUEUE_BATCHED:
+		avail = act__bq_acquire(bq);
+		if (avail == 0)
+			return 0;
+		for (n = 0; n < avail && n < want; n++)
+			msgs[n] = cell_take(act__bq_cell(bq, n), &local[n]);
+		act__bq_release(bq, n, &to_wake);
+		act__bq_wake_producers(bq, to_wake, true);
+		return n;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t run_batch_cells(struct act_group *g, uint32_t max)
+{
+	struct act__inline_msg local[ACT__TAKE];
+	struct act_msg *msgs[ACT__TAKE];
 	uint32_t total = 0;
 
 	while (total < max) {
-		uint32_t want = max - total < ACT__LF_TAKE ? max - total : ACT__LF_TAKE;
-		uint32_t n = 0, i;
+		uint32_t want = max - total < ACT__TAKE ? max - total : ACT__TAKE;
+		uint32_t n, i;
 
-		while (n < want && (cell = act__lf_head(lf, n)) != NULL) {
-			msgs[n] = lf_take(cell, &local[n]);
-			act__lf_release(lf, n);
-			n++;
-		}
-		if (n == 0)
+		/* relaxed peek, as act__queue_pop_burst(): an empty BQUEUE* costs
+		 * no lock (act__queue_wait() is exact) */
+		if (g->queue.type != ACT_QUEUE_LOCKFREE && act__queue_count(&g->queue) == 0)
 			break;
-		act__lf_advance(lf, n);
+		n = take_cells(&g->queue, msgs, local, want);
 		for (i = 0; i < n; i++)
 			act__deliver_async(g, msgs[i]);
 		total += n;
@@ -130,8 +168,8 @@ static uint32_t run_batch(struct act_group *g, uint32_t max)
 
 	if (max > ACT__GROUP_BATCH_MAX)
 		max = ACT__GROUP_BATCH_MAX;
-	if (g->queue.type == ACT_QUEUE_LOCKFREE) {
-		n = run_batch_lf(g, max);
+	if (g->queue.type != ACT_QUEUE_SHARDED) {
+		n = run_batch_cells(g, max);
 	} else {
 		n = act__queue_pop_burst(&g->queue, items, max);
 		for (i = 0; i < n; i++)
@@ -241,41 +279,40 @@ int act_group_drain(struct act_group *g)
 	return total;
 }
 
+/* Drop a message that will not run: its block, and its reference to @to. */
+static void discard(struct act_msg *m)
+{
+	struct act_actor *to = m->dest;
+
+	act_msg_free(m); /* a no-op for an inline copy */
+	/* The own group of an actor being destroyed holds the last
+	 * references but the actor itself frees after us. */
+	act__actor_unref(to);
+}
+
 void act_group_destroy(struct act_group *g)
 {
-	void *items[64];
+	struct act__inline_msg local[ACT__TAKE];
+	struct act_msg *msgs[ACT__TAKE];
+	void *items[ACT__TAKE];
 	uint32_t n, i;
 
 	if (g == NULL)
 		return;
 	act_group_stop(g);
 	act__queue_close(&g->queue);
-	if (g->queue.type == ACT_QUEUE_LOCKFREE) {
-		struct act__lfqueue *lf = &g->queue.u.lf;
-		const struct act__lf_cell *cell;
-		struct act__inline_msg local;
-
-		for (n = 0; (cell = act__lf_head(lf, 0)) != NULL; n++) {
-			struct act_msg *m = lf_take(cell, &local);
-			struct act_actor *to = m->dest;
-
-			act__lf_release(lf, 0);
-			act__lf_advance(lf, 1);
-			act_msg_free(m); /* a no-op for an inline entry */
-			act__actor_unref(to);
+	for (;;) {
+		if (g->queue.type != ACT_QUEUE_SHARDED) {
+			n = take_cells(&g->queue, msgs, local, ACT__TAKE);
+			for (i = 0; i < n; i++)
+				discard(msgs[i]);
+		} else {
+			n = act__queue_pop_burst(&g->queue, items, ACT__TAKE);
+			for (i = 0; i < n; i++)
+				discard(items[i]);
 		}
-		atomic_fetch_add(&g->discarded, n);
-	}
-	while ((n = act__queue_pop_burst(&g->queue, items, 64)) != 0) {
-		for (i = 0; i < n; i++) {
-			struct act_msg *m = items[i];
-			struct act_actor *to = m->dest;
-
-			act_msg_free(m);
-			/* The own group of an actor being destroyed holds the last
-			 * references but the actor itself frees after us. */
-			act__actor_unref(to);
-		}
+		if (n == 0)
+			break;
 		atomic_fetch_add(&g->discarded, n);
 	}
 	act__queue_fini(&g->queue);
@@ -296,32 +333,42 @@ static int enqueue_failed(struct act_group *g, int rc)
 }
 
 /*
- * Copy a message into a LOCKFREE cell (act__group_takes_inline() said yes).
- * Same policy and counters as act__group_enqueue(); the mailbox is not
- * instrumented, so there are no header fields to stamp.
+ * Copy a message into a cell of the mailbox (LOCKFREE, BQUEUE*;
+ * act__group_takes_inline() said yes). Same policy and counters as
+ * act__group_enqueue(); the mailbox is not instrumented, so there are no
+ * header fields to stamp.
  */
 int act__group_enqueue_inline(struct act_group *g, struct act_actor *to,
 			      struct act_actor *sender, uint32_t type, const void *payload,
 			      uint32_t len)
 {
-	struct act__lfqueue *lf = &g->queue.u.lf;
 	bool own_thread = atomic_load_explicit(&g->bound, memory_order_relaxed) ==
 			  &act__tls_thread;
 	bool block = g->overflow == ACT_OVERFLOW_BLOCK && !own_thread;
-	struct act__lf_cell *cell;
+	struct act__lfqueue *lf = &g->queue.u.lf;
+	struct act__qcell *cell = NULL;
 	bool waited = false;
 	uint64_t pos = 0;
-	int rc = act__lf_claim(lf, block, &pos, &waited);
+	int rc;
 
+	/* claim: LOCKFREE reserves a position, BQUEUE* takes the lock */
+	if (g->queue.type == ACT_QUEUE_LOCKFREE) {
+		rc = act__lf_claim(lf, block, &pos, &waited);
+		cell = &lf->cells[pos & lf->mask];
+	} else {
+		rc = act__bq_claim(&g->queue.u.bq, block, &cell, &waited);
+	}
 	if (act__unlikely(rc != 0))
 		return enqueue_failed(g, rc);
-	cell = &lf->cells[pos & lf->mask];
 	cell->kind = len + 1;
 	cell->word = type;
 	cell->u.inl.ptr[0] = to;
 	cell->u.inl.ptr[1] = sender;
 	act__copy_small(cell->u.inl.data, payload, len);
-	act__lf_publish(lf, pos);
+	if (g->queue.type == ACT_QUEUE_LOCKFREE)
+		act__lf_publish(lf, pos);
+	else
+		(void)act__bq_publish(&g->queue.u.bq);
 	if (act__unlikely(waited))
 		act__stat_inc_shared(&g->blocked);
 	return 0;

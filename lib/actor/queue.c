@@ -11,9 +11,11 @@
  *
  * Algorithms and bounds (C = capacity, a power of two; n = items returned):
  *
- *  BQUEUE   Ring of C slots under one pthread mutex (adaptive); the
- *           consumer sleeps on the futex word consumer_state, producers on
- *           the condvar not_full. Push: one lock acquisition, O(1); the
+ *  BQUEUE   Ring of C cells (struct act__qcell, one line each: a pointer
+ *           item or an inline entry written under the lock between
+ *           act__bq_claim() and act__bq_publish()) under one pthread mutex
+ *           (adaptive); the consumer sleeps on the futex word
+ *           consumer_state, producers on the condvar not_full. Push: one lock acquisition, O(1); the
  *           first push (or kick, or close) after the consumer announced its
  *           sleep - so the empty -> non-empty transition - wakes it, with
  *           one futex_wake after unlocking; later ones make no call.
@@ -159,8 +161,8 @@
  * No plain data is published through a fence.
  *
  * Memory: init allocates the ring (cache-line aligned, one block; SHARDED
- * also its lane array; LOCKFREE 64 bytes a cell) and nothing else; no call
- * allocates after init.
+ * also its lane array; BQUEUE* and LOCKFREE 64 bytes a cell, SHARDED 8 a
+ * slot) and nothing else; no call allocates after init.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -221,7 +223,7 @@ static int bq_init(struct act__bqueue *bq, uint32_t capacity)
 	pthread_condattr_t attr;
 	int rc;
 
-	bq->ring = alloc_lines((size_t)capacity * sizeof(void *));
+	bq->ring = alloc_lines((size_t)capacity * sizeof(struct act__qcell));
 	if (bq->ring == NULL)
 		return -ENOMEM;
 	bq->mask = capacity - 1;
@@ -312,6 +314,16 @@ static int bq_wait(struct act__bqueue *bq, uint32_t spin, uint64_t timeout_ns)
 
 	for (i = 0; i < spin && !bq_has_event(bq); i++)
 		act__cpu_relax();
+	/*
+	 * An item seen without the lock stays there for pop_burst (only the
+	 * consumer moves head). With no kick to consume, return without taking
+	 * the lock that the pop takes right after: one acquisition less a
+	 * message for a spinning consumer. (relaxed: as bq_has_event())
+	 */
+	if (atomic_load_explicit(&bq->tail, memory_order_relaxed) !=
+		    atomic_load_explicit(&bq->head, memory_order_relaxed) &&
+	    atomic_load_explicit(&bq->kicked, memory_order_relaxed) == 0)
+		return 0;
 
 	pthread_mutex_lock(&bq->lock);
 	for (;;) {
@@ -661,7 +673,7 @@ static int lf_init(struct act__lfqueue *lf, uint32_t capacity)
 {
 	uint32_t i;
 
-	lf->cells = alloc_lines((size_t)capacity * sizeof(struct act__lf_cell));
+	lf->cells = alloc_lines((size_t)capacity * sizeof(struct act__qcell));
 	if (lf->cells == NULL)
 		return -ENOMEM;
 	for (i = 0; i < capacity; i++) /* before publication by init's caller */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 tickwire
  *
- * Stress of inline messages (lockfree mailboxes, actor_pvt.h): 3 producer
+ * Stress of inline messages (lockfree, bqueue and bqueue_batched mailboxes,
+ * actor_pvt.h; each mode runs on each of the three): 3 producer
  * threads act_send_copy() into a group of 2 actors on its own thread, ring
  * of 16 cells, so the ring wraps every few microseconds and runs full.
  *
@@ -22,7 +23,7 @@
  * Modes: BLOCK (consumer spin 0: it sleeps, every push may have to wake
  * it), FAIL (producers retry on -EAGAIN; spin 256), DROP_NEWEST (spin 256;
  * delivered + dropped == sent, and the group's dropped counter agrees).
- * Time: TW_STRESS_SECONDS (default 10), split over the modes.
+ * Time: TW_STRESS_SECONDS (default 10), split over the modes and queues.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -165,11 +166,21 @@ static void *producer_main(void *arg)
 	return NULL;
 }
 
+static enum act_queue_type types[] = {ACT_QUEUE_LOCKFREE, ACT_QUEUE_BQUEUE,
+				      ACT_QUEUE_BQUEUE_BATCHED};
+static enum act_queue_type qt;
+
+static int set_type(void **state)
+{
+	qt = *(enum act_queue_type *)*state;
+	return 0;
+}
+
 static void run_mode(enum act_overflow ov, uint32_t spin, double seconds)
 {
 	struct act_group_opts go = {
 		.name = "inline",
-		.queue = ACT_QUEUE_LOCKFREE,
+		.queue = qt,
 		.capacity = 16,
 		.overflow = ov,
 		.spin = spin,
@@ -243,27 +254,32 @@ static void run_mode(enum act_overflow ov, uint32_t spin, double seconds)
 static void inline_block(void **unused)
 {
 	(void)unused;
-	run_mode(ACT_OVERFLOW_BLOCK, 0, tw_stress_seconds() * 0.3);
+	run_mode(ACT_OVERFLOW_BLOCK, 0, tw_stress_seconds() * 0.1);
 }
 
 static void inline_fail(void **unused)
 {
 	(void)unused;
-	run_mode(ACT_OVERFLOW_FAIL, 256, tw_stress_seconds() * 0.3);
+	run_mode(ACT_OVERFLOW_FAIL, 256, tw_stress_seconds() * 0.1);
 }
 
 static void inline_drop(void **unused)
 {
 	(void)unused;
-	run_mode(ACT_OVERFLOW_DROP_NEWEST, 256, tw_stress_seconds() * 0.3);
+	run_mode(ACT_OVERFLOW_DROP_NEWEST, 256, tw_stress_seconds() * 0.1);
 }
+
+#define PER_TYPE(fn)                                                          \
+	{ "lockfree/" #fn, fn, set_type, NULL, &types[0] },                       \
+	{ "bqueue/" #fn, fn, set_type, NULL, &types[1] },                         \
+	{ "bqueue_batched/" #fn, fn, set_type, NULL, &types[2] }
 
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(inline_block),
-		cmocka_unit_test(inline_fail),
-		cmocka_unit_test(inline_drop),
+		PER_TYPE(inline_block),
+		PER_TYPE(inline_fail),
+		PER_TYPE(inline_drop),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);

@@ -43,6 +43,8 @@
  *      event was taken for WATCHDOG_S seconds. The test also fails if the
  *      consumer slept fewer than MIN_SLEEPS times (waits of SLEPT_NS or
  *      more), which would make it void.
+ *  stress_bq_inline (BQUEUE, BQUEUE_BATCHED only)
+ *      Inline entries and pointer items mixed by 4 producers; see the test.
  *
  * Lost wake-ups are failures, not slowdowns: a wait that runs into its 1 s
  * timeout (returning 0 because it re-tests afterwards, or -ETIMEDOUT with an
@@ -52,7 +54,7 @@
  *
  * Time: TW_STRESS_SECONDS (default 10), 90 % split over the 20 timed runs
  * (4 types x 5 modes), each also bounded by an item count; the 4 close runs
- * take about 0.25 s each.
+ * take about 0.25 s each; the 2 stress_bq_inline runs 5 % each.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -695,6 +697,176 @@ static void untimed_run(enum act_queue_type type, double seconds)
 	free(h);
 }
 
+/* ---- BQUEUE* inline entries --------------------------------------------- */
+
+/*
+ * stress_bq_inline (BQUEUE, BQUEUE_BATCHED): 4 producers, capacity 16, each
+ * sending entries k = 1, 2, ...: odd k as an inline entry (claim, write 48
+ * bytes, publish), even k as a pointer item; producers 0 and 1 block on a
+ * full ring, 2 and 3 retry on -EAGAIN. The consumer takes entries as a
+ * group does (act__bq_acquire / act__bq_cell / act__bq_release: one
+ * acquisition per entry for BQUEUE, all of them for BATCHED) and checks each
+ * producer's order across both kinds and every byte of every inline entry (a
+ * cell published before it was written, or overwritten before it was
+ * released, shows as a torn entry). It pauses now and then so the ring fills.
+ */
+#define BQI_PRODUCERS 4
+
+struct bqi_run {
+	struct act__queue *q;
+	_Atomic bool stop;
+	uint64_t sent[BQI_PRODUCERS];
+	uint64_t waits[BQI_PRODUCERS];
+};
+
+struct bqi_producer {
+	struct bqi_run *r;
+	unsigned id;
+};
+
+static unsigned char bqi_byte(unsigned p, uint64_t k, unsigned i)
+{
+	return (unsigned char)(k * 131u + p * 17u + i * 7u);
+}
+
+static void *bqi_producer_main(void *arg)
+{
+	struct bqi_producer *pr = arg;
+	struct act__bqueue *bq = &pr->r->q->u.bq;
+	bool block = pr->id < 2;
+	uint64_t k = 0;
+
+	while (!atomic_load_explicit(&pr->r->stop, memory_order_relaxed)) {
+		uint64_t v = ((uint64_t)pr->id << 40) | (k + 1);
+		int rc;
+
+		if ((k + 1) % 2 != 0) {
+			struct act__qcell *cell = NULL;
+			bool waited = false;
+			unsigned i;
+
+			rc = act__bq_claim(bq, block, &cell, &waited);
+			if (rc == 0) {
+				cell->kind = 1 + ACT__QCELL_DATA;
+				cell->word = (uint32_t)(k + 1);
+				cell->u.inl.ptr[0] = (void *)(uintptr_t)v;
+				cell->u.inl.ptr[1] = (void *)(uintptr_t)~v;
+				for (i = 0; i < ACT__QCELL_DATA; i++)
+					cell->u.inl.data[i] = bqi_byte(pr->id, k + 1, i);
+				(void)act__bq_publish(bq);
+				pr->r->waits[pr->id] += waited;
+			}
+		} else {
+			struct act__push_info info;
+
+			rc = act__queue_push(pr->r->q, (void *)(uintptr_t)v, block, &info);
+			if (rc == 0)
+				pr->r->waits[pr->id] += info.waited;
+		}
+		if (rc == -EAGAIN) {
+			act__cpu_relax();
+			continue;
+		}
+		if (rc != 0)
+			break; /* closed */
+		k++;
+	}
+	pr->r->sent[pr->id] = k;
+	return NULL;
+}
+
+/* Check one entry against producer order; returns false on a bad one. */
+static bool bqi_check(const struct act__qcell *cell, uint64_t *next)
+{
+	uint64_t v, k;
+	unsigned p, i;
+
+	v = cell->kind == 0 ? (uint64_t)(uintptr_t)cell->u.item
+			    : (uint64_t)(uintptr_t)cell->u.inl.ptr[0];
+	p = (unsigned)(v >> 40);
+	k = v & ((1ull << 40) - 1);
+	if (p >= BQI_PRODUCERS || k != next[p] + 1 || (cell->kind != 0) != (k % 2 != 0))
+		return false;
+	next[p] = k;
+	if (cell->kind == 0)
+		return true;
+	if (cell->kind != 1 + ACT__QCELL_DATA || cell->word != (uint32_t)k ||
+	    (uint64_t)(uintptr_t)cell->u.inl.ptr[1] != ~v)
+		return false;
+	for (i = 0; i < ACT__QCELL_DATA; i++)
+		if (cell->u.inl.data[i] != bqi_byte(p, k, i))
+			return false;
+	return true;
+}
+
+static void stress_bq_inline(void **state)
+{
+	enum act_queue_type type = *(enum act_queue_type *)*state;
+	struct bqi_run *r = calloc(1, sizeof(*r));
+	struct bqi_producer pr[BQI_PRODUCERS];
+	pthread_t th[BQI_PRODUCERS];
+	uint64_t next[BQI_PRODUCERS] = {0}, taken = 0, waits = 0;
+	double deadline = tw_now_s() + tw_stress_seconds() * 0.05;
+	bool ok = true;
+	unsigned p;
+
+	assert_non_null(r);
+	r->q = aligned_alloc(ACT__CACHE_LINE, sizeof(*r->q));
+	assert_non_null(r->q);
+	assert_int_equal(act__queue_init(r->q, type, 16, 0), 0);
+	for (p = 0; p < BQI_PRODUCERS; p++) {
+		pr[p] = (struct bqi_producer){.r = r, .id = p};
+		assert_int_equal(pthread_create(&th[p], NULL, bqi_producer_main, &pr[p]), 0);
+	}
+	while (ok && tw_now_s() < deadline) {
+		struct act__bqueue *bq = &r->q->u.bq;
+		uint32_t avail, n, i, to_wake = 0;
+		int rc = act__queue_wait(r->q, taken % 2 ? 200 : 0, WAIT_TIMEOUT_NS);
+
+		if (rc == -ETIMEDOUT)
+			continue;
+		assert_int_equal(rc, 0);
+		avail = act__bq_acquire(bq);
+		if (avail == 0)
+			continue;
+		n = type == ACT_QUEUE_BQUEUE ? 1 : avail;
+		for (i = 0; i < n && ok; i++)
+			ok = bqi_check(act__bq_cell(bq, i), next);
+		act__bq_release(bq, n, &to_wake);
+		act__bq_wake_producers(bq, to_wake, type == ACT_QUEUE_BQUEUE_BATCHED);
+		taken += n;
+		if (taken % 4096 < n)
+			usleep(1000); /* let the ring fill and the producers block */
+	}
+	atomic_store(&r->stop, true);
+	act__queue_close(r->q); /* releases blocked producers */
+	for (p = 0; p < BQI_PRODUCERS; p++)
+		assert_int_equal(pthread_join(th[p], NULL), 0);
+	/* entries acknowledged before the close are still queued, in order */
+	while (ok && act__queue_wait(r->q, 0, WAIT_TIMEOUT_NS) == 0) {
+		uint32_t to_wake = 0;
+
+		assert_true(act__bq_acquire(&r->q->u.bq) != 0);
+		ok = bqi_check(act__bq_cell(&r->q->u.bq, 0), next);
+		act__bq_release(&r->q->u.bq, 1, &to_wake);
+		taken++;
+	}
+	for (p = 0; p < BQI_PRODUCERS; p++) {
+		if (ok && next[p] != r->sent[p])
+			ok = false;
+		waits += r->waits[p];
+	}
+	printf("  %s: %llu entries, producer waits %llu, %s\n",
+	       type == ACT_QUEUE_BQUEUE ? "bqueue" : "bqueue_batched",
+	       (unsigned long long)taken, (unsigned long long)waits, ok ? "ok" : "BAD ENTRY");
+	assert_true(ok);
+	assert_true(taken > 1000);
+	assert_true(waits > 0); /* the blocking path was taken */
+	act__queue_fini(r->q);
+	free(r->q);
+	free(r);
+}
+
 /* ---- registration ------------------------------------------------------- */
 
 static enum act_queue_type types[] = {
@@ -759,6 +931,8 @@ int main(int argc, char **argv)
 		PER_TYPE(stress_producer_wakeup),
 		PER_TYPE(stress_close),
 		PER_TYPE(stress_untimed_wakeup),
+		{ "bqueue/stress_bq_inline", stress_bq_inline, NULL, NULL, &types[0] },
+		{ "bqueue_batched/stress_bq_inline", stress_bq_inline, NULL, NULL, &types[1] },
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);

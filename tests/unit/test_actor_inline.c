@@ -2,7 +2,8 @@
  * Copyright (c) 2026 tickwire
  *
  * Inline messages: asynchronous sends of at most ACT__INLINE_MAX payload
- * bytes to a lockfree mailbox travel in the ring cell, not as a pool block
+ * bytes to a lockfree or bqueue mailbox travel in the ring cell, not as a
+ * pool block
  * (actor_pvt.h; act_send() of a pool block from the group's own thread
  * keeps its block). The handler must not be able to tell, except through
  * act_msg_is_pooled(): every field, the payload, the order, the reply, the
@@ -21,6 +22,17 @@
 enum { T_REC, T_ASK, T_ANSWER, T_VOID_SELF, T_SEND_ASK, T_COUNT };
 
 #define MAX_RECS 512
+
+/* The mailbox under test: every test runs once per queue with inline cells. */
+static enum act_queue_type types[] = {ACT_QUEUE_LOCKFREE, ACT_QUEUE_BQUEUE,
+				      ACT_QUEUE_BQUEUE_BATCHED};
+static enum act_queue_type qt;
+
+static int set_type(void **state)
+{
+	qt = *(enum act_queue_type *)*state;
+	return 0;
+}
 
 struct rec {
 	uint32_t type, size, qdepth;
@@ -117,11 +129,11 @@ static const act_handler_fn handlers[T_COUNT] = {
 	[T_SEND_ASK] = h_send_ask,
 };
 
-/* One lockfree group, bound to this thread, with one recording actor "a". */
+/* One group (queue qt), bound to this thread, with one recording actor "a". */
 static void one_open(enum act_overflow ov, uint32_t capacity, struct act_group **g,
 		     struct st **s, struct act_actor **a)
 {
-	*g = fx_group(ACT_QUEUE_LOCKFREE, ov, capacity);
+	*g = fx_group(qt, ov, capacity);
 	*s = calloc(1, sizeof(**s));
 	assert_non_null(*s);
 	*a = fx_actor("a", *g, handlers, T_COUNT, *s, false);
@@ -252,7 +264,7 @@ static void order_across_wraps(void **unused)
 /* An asynchronous request and its reply both travel inline. */
 static void reply_inline(void **unused)
 {
-	struct act_group *g = fx_group(ACT_QUEUE_LOCKFREE, ACT_OVERFLOW_FAIL, 16);
+	struct act_group *g = fx_group(qt, ACT_OVERFLOW_FAIL, 16);
 	struct st *sa = calloc(1, sizeof(*sa)), *sb = calloc(1, sizeof(*sb));
 	struct act_actor *a = fx_actor("a", g, handlers, T_COUNT, sa, false);
 	struct act_actor *b = fx_actor("b", g, handlers, T_COUNT, sb, false);
@@ -454,12 +466,14 @@ static void void_fallback_copies(void **unused)
  */
 static void destroy_with_inline_queued(void **unused)
 {
-	struct act_group *g = fx_group(ACT_QUEUE_LOCKFREE, ACT_OVERFLOW_FAIL, 16);
+	struct act_group *g = fx_group(qt, ACT_OVERFLOW_FAIL, 16);
 	struct st *s = calloc(1, sizeof(*s));
 	struct act_actor *a = fx_actor("a", g, handlers, T_COUNT, s, false);
 	struct act_actor *b = fx_actor("b", g, handlers, T_COUNT, s, false);
 	unsigned char buf[40] = {0};
 	uint32_t i;
+
+	struct act_mailbox_stats st;
 
 	(void)unused;
 	for (i = 0; i < 5; i++)
@@ -467,28 +481,44 @@ static void destroy_with_inline_queued(void **unused)
 	assert_int_equal(act_send_copy(a, T_REC, buf, sizeof(buf)), 0); /* pool */
 	for (i = 0; i < 3; i++)
 		assert_int_equal(act_send_copy(b, T_REC, buf, 8), 0);
+	/* one reference per queued message (inline ones too), plus the creator's */
+	assert_int_equal(atomic_load(&b->refs), 4);
 	act_actor_stop(a);
 	act_actor_destroy(a); /* 6 messages to it still queued */
 	/* delivering to a destroyed actor runs nothing */
 	assert_int_equal(act_group_step(g, 2), 2);
 	assert_int_equal(s->n, 0);
 	act_actor_stop(b);
+	atomic_fetch_add(&b->refs, 1); /* ours: b outlives the group */
 	act_actor_destroy(b);
+	assert_int_equal(atomic_load(&b->refs), 4);
+	/* closed with 7 entries queued: no further send gets in, stats count them */
+	act_group_mailbox_stats(g, &st);
+	assert_int_equal(st.enqueued, 9);
+	act__queue_close(&g->queue);
+	assert_int_equal(act__group_enqueue_inline(g, b, NULL, T_REC, buf, 8), -ESHUTDOWN);
 	act_group_destroy(g); /* discards 4 for a and 3 for b */
+	assert_int_equal(atomic_load(&b->refs), 1); /* the three queued ones dropped */
+	act__actor_unref(b);
 	free(s);
 }
+
+#define PER_TYPE(fn)                                                          \
+	{ "lockfree/" #fn, fn, set_type, NULL, &types[0] },                       \
+	{ "bqueue/" #fn, fn, set_type, NULL, &types[1] },                         \
+	{ "bqueue_batched/" #fn, fn, set_type, NULL, &types[2] }
 
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(sizes_and_fields),
-		cmocka_unit_test(order_across_wraps),
-		cmocka_unit_test(reply_inline),
-		cmocka_unit_test(overflow_policies),
-		cmocka_unit_test(overflow_block_waits),
-		cmocka_unit_test(instrumented_uses_pool),
-		cmocka_unit_test(void_fallback_copies),
-		cmocka_unit_test(destroy_with_inline_queued),
+		PER_TYPE(sizes_and_fields),
+		PER_TYPE(order_across_wraps),
+		PER_TYPE(reply_inline),
+		PER_TYPE(overflow_policies),
+		PER_TYPE(overflow_block_waits),
+		PER_TYPE(instrumented_uses_pool),
+		PER_TYPE(void_fallback_copies),
+		PER_TYPE(destroy_with_inline_queued),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);

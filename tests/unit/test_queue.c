@@ -675,7 +675,7 @@ static void put_inline(struct act__lfqueue *lf, uint32_t v, int expect_rc)
 {
 	uint64_t pos = 0;
 	bool waited = false;
-	struct act__lf_cell *cell;
+	struct act__qcell *cell;
 
 	assert_int_equal(act__lf_claim(lf, false, &pos, &waited), expect_rc);
 	if (expect_rc != 0)
@@ -686,7 +686,7 @@ static void put_inline(struct act__lfqueue *lf, uint32_t v, int expect_rc)
 	cell->word = v;
 	cell->u.inl.ptr[0] = ITEM(v);
 	cell->u.inl.ptr[1] = ITEM(~(uintptr_t)v);
-	memset(cell->u.inl.data, (int)(v & 0xff), ACT__LF_INLINE_DATA);
+	memset(cell->u.inl.data, (int)(v & 0xff), ACT__QCELL_DATA);
 	act__lf_publish(lf, pos);
 }
 
@@ -706,7 +706,7 @@ static void lockfree_inline_cells(void **state)
 	bool waited = false;
 
 	(void)state;
-	assert_int_equal(sizeof(struct act__lf_cell), ACT__CACHE_LINE);
+	assert_int_equal(sizeof(struct act__qcell), ACT__CACHE_LINE);
 	/* claimed, not yet published: not ready, and it holds back nothing else */
 	assert_int_equal(act__lf_claim(lf, false, &pos, &waited), 0);
 	assert_null(act__lf_head(lf, 0));
@@ -732,14 +732,14 @@ static void lockfree_inline_cells(void **state)
 			assert_non_null(act__lf_head(lf, k));
 		assert_null(act__lf_head(lf, 4));
 		for (k = 0; k < 4; k++) {
-			const struct act__lf_cell *cell = act__lf_head(lf, 0);
+			const struct act__qcell *cell = act__lf_head(lf, 0);
 
 			assert_non_null(cell);
 			if (expect % 2 == 0) {
 				assert_int_equal(cell->kind, 0);
 				assert_int_equal(VAL(cell->u.item), expect);
 			} else {
-				unsigned char want[ACT__LF_INLINE_DATA];
+				unsigned char want[ACT__QCELL_DATA];
 
 				assert_int_equal(cell->kind, 1);
 				assert_int_equal(cell->word, expect);
@@ -758,6 +758,158 @@ static void lockfree_inline_cells(void **state)
 		assert_int_equal(act__queue_count(q), 0);
 	}
 	assert_int_equal(expect, next);
+	free_queue(q);
+}
+
+/* ---- BQUEUE* inline entries --------------------------------------------- */
+
+static int bq_put_inline(struct act__bqueue *bq, uint32_t v, bool block, bool *waited)
+{
+	struct act__qcell *cell = NULL;
+	int rc = act__bq_claim(bq, block, &cell, waited);
+
+	if (rc != 0)
+		return rc;
+	cell->kind = 1;
+	cell->word = v;
+	cell->u.inl.ptr[0] = ITEM(v);
+	cell->u.inl.ptr[1] = ITEM(~(uintptr_t)v);
+	memset(cell->u.inl.data, (int)(v & 0xff), ACT__QCELL_DATA);
+	(void)act__bq_publish(bq);
+	return 0;
+}
+
+static void bq_check_cell(const struct act__qcell *cell, uint32_t v)
+{
+	if (v % 2 == 0) {
+		assert_int_equal(cell->kind, 0);
+		assert_int_equal(VAL(cell->u.item), v);
+	} else {
+		unsigned char want[ACT__QCELL_DATA];
+
+		assert_int_equal(cell->kind, 1);
+		assert_int_equal(cell->word, v);
+		assert_int_equal(VAL(cell->u.inl.ptr[0]), v);
+		assert_int_equal(VAL(cell->u.inl.ptr[1]), ~(uintptr_t)v);
+		memset(want, (int)(v & 0xff), sizeof(want));
+		assert_memory_equal(cell->u.inl.data, want, sizeof(want));
+	}
+}
+
+/* Take the head entry (one acquisition), check it is @v, free it. */
+static void bq_take_one(struct act__bqueue *bq, uint32_t v)
+{
+	uint32_t to_wake = 0;
+
+	assert_true(act__bq_acquire(bq) != 0);
+	bq_check_cell(act__bq_cell(bq, 0), v);
+	act__bq_release(bq, 1, &to_wake);
+	act__bq_wake_producers(bq, to_wake, false);
+}
+
+struct bq_blocker {
+	struct act__bqueue *bq;
+	uint32_t v;
+	bool waited;
+	int rc;
+};
+
+static void *bq_blocker_main(void *arg)
+{
+	struct bq_blocker *b = arg;
+
+	b->rc = bq_put_inline(b->bq, b->v, true, &b->waited);
+	return NULL;
+}
+
+/*
+ * BQUEUE and BQUEUE_BATCHED: inline entries and pointer items share one
+ * ring and one order across 100 laps; a full ring refuses an inline claim
+ * and a pointer push alike; pop_burst (pointer items only) stops at an inline
+ * entry and takes the pointer items before it; acquire/cell/release see
+ * every entry; a blocking inline claim on a full ring sleeps and resumes
+ * when the consumer frees a cell; after close, claims fail and the queued
+ * inline entries stay readable, then wait reports the close.
+ */
+static void bqueue_inline_cells(void **state)
+{
+	struct act__queue *q = new_queue(type_of(state), 4, 0);
+	struct act__bqueue *bq = &q->u.bq;
+	uint32_t next = 2, expect = 2, lap, k, n; /* even: pointer item */
+	struct bq_blocker b = {.bq = bq};
+	void *items[4];
+	bool waited = false;
+	pthread_t th;
+
+	assert_int_equal(act__queue_wait(q, 0, MS), -ETIMEDOUT);
+	for (lap = 0; lap <= 100; lap++) { /* ends on an even lap: empty */
+		/* odd laps: one entry through alone, so the head's kind alternates */
+		while (act__queue_count(q) < 4 - lap % 2) {
+			if (next % 2 == 0)
+				assert_int_equal(act__queue_push(q, ITEM(next), false, NULL), 0);
+			else
+				assert_int_equal(bq_put_inline(bq, next, false, &waited), 0);
+			next++;
+		}
+		if (lap % 2 != 0) {
+			bq_take_one(bq, expect++);
+			continue;
+		}
+		assert_int_equal(bq_put_inline(bq, 999, false, &waited), -EAGAIN);
+		assert_int_equal(act__queue_push(q, ITEM(999), false, NULL), -EAGAIN);
+		assert_false(waited);
+		assert_int_equal(act__queue_wait(q, 0, MS), 0);
+		/* the head alternates: a pointer item first on even laps */
+		if (expect % 2 == 0) {
+			assert_int_equal(act__queue_pop_burst(q, items, 4), 1);
+			assert_int_equal(VAL(items[0]), expect);
+			expect++;
+			k = 1;
+		} else {
+			k = 0;
+		}
+		/* an inline entry at the head: the pointer-only pop takes nothing */
+		assert_int_equal(act__queue_pop_burst(q, items, 4), 0);
+		/* look-ahead under one acquisition, then take them one by one */
+		assert_int_equal(act__bq_acquire(bq), 4 - k);
+		for (n = 0; n < 4 - k; n++)
+			bq_check_cell(act__bq_cell(bq, n), expect + n);
+		pthread_mutex_unlock(&bq->lock);
+		for (; k < 4; k++)
+			bq_take_one(bq, expect++);
+		assert_int_equal(act__queue_count(q), 0);
+	}
+	assert_int_equal(expect, next);
+
+	/* blocking inline claim on a full ring */
+	while (act__queue_count(q) < 4 || next % 2 == 0) {
+		if (act__queue_count(q) == 4)
+			bq_take_one(bq, expect++);
+		if (next % 2 == 0)
+			assert_int_equal(act__queue_push(q, ITEM(next), false, NULL), 0);
+		else
+			assert_int_equal(bq_put_inline(bq, next, false, &waited), 0);
+		next++;
+	}
+	b.v = next++; /* odd: inline */
+	assert_int_equal(pthread_create(&th, NULL, bq_blocker_main, &b), 0);
+	assert_true(await_producers_sleeping(q, 1));
+	bq_take_one(bq, expect++);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(b.rc, 0);
+	assert_true(b.waited);
+
+	/* close with inline entries queued: they stay, later claims fail */
+	act__queue_close(q);
+	assert_int_equal(bq_put_inline(bq, 999, false, &waited), -ESHUTDOWN);
+	assert_int_equal(bq_put_inline(bq, 999, true, &waited), -ESHUTDOWN);
+	assert_int_equal(act__queue_count(q), 4);
+	while (act__queue_count(q) != 0) {
+		assert_int_equal(act__queue_wait(q, 0, 5 * SEC), 0); /* entries win */
+		bq_take_one(bq, expect++);
+	}
+	assert_int_equal(expect, next);
+	assert_int_equal(act__queue_wait(q, 0, 5 * SEC), -ESHUTDOWN);
 	free_queue(q);
 }
 
@@ -789,6 +941,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(init_errors),
 		cmocka_unit_test(sharded_lanes),
 		cmocka_unit_test(lockfree_inline_cells),
+		{ "bqueue/bqueue_inline_cells", bqueue_inline_cells, NULL, NULL, &types[0] },
+		{ "bqueue_batched/bqueue_inline_cells", bqueue_inline_cells, NULL, NULL,
+		  &types[1] },
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);
