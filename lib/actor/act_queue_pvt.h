@@ -376,6 +376,13 @@ static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block,
 	return 0;
 }
 
+/* Relaxed peek: an empty queue costs no lock (act__queue_wait() is exact). */
+static inline bool act__bq_empty(const struct act__bqueue *bq)
+{
+	return atomic_load_explicit(&bq->tail, memory_order_relaxed) ==
+	       atomic_load_explicit(&bq->head, memory_order_relaxed);
+}
+
 /*
  * Consumer: take bq->lock and return the entries ready (0: the lock is
  * released again). Read (copy) them with act__bq_cell(), then free them with
@@ -751,14 +758,11 @@ static inline uint32_t act__queue_pop_burst(struct act__queue *q, void **items, 
 {
 	switch (q->type) {
 	case ACT_QUEUE_BQUEUE:
-		/* relaxed peek: an empty queue costs no lock (act__queue_wait() is exact) */
-		if (atomic_load_explicit(&q->u.bq.tail, memory_order_relaxed) ==
-		    atomic_load_explicit(&q->u.bq.head, memory_order_relaxed))
+		if (act__bq_empty(&q->u.bq))
 			return 0;
 		return act__bq_pop_each(&q->u.bq, items, max);
 	case ACT_QUEUE_BQUEUE_BATCHED:
-		if (atomic_load_explicit(&q->u.bq.tail, memory_order_relaxed) ==
-		    atomic_load_explicit(&q->u.bq.head, memory_order_relaxed))
+		if (act__bq_empty(&q->u.bq))
 			return 0;
 		return act__bq_pop_batch(&q->u.bq, items, max);
 	case ACT_QUEUE_SHARDED:

@@ -146,9 +146,7 @@ static uint32_t run_batch_cells(struct act_group *g, uint32_t max)
 		uint32_t want = max - total < ACT__TAKE ? max - total : ACT__TAKE;
 		uint32_t n, i;
 
-		/* relaxed peek, as act__queue_pop_burst(): an empty BQUEUE* costs
-		 * no lock (act__queue_wait() is exact) */
-		if (g->queue.type != ACT_QUEUE_LOCKFREE && act__queue_count(&g->queue) == 0)
+		if (g->queue.type != ACT_QUEUE_LOCKFREE && act__bq_empty(&g->queue.u.bq))
 			break;
 		n = take_cells(&g->queue, msgs, local, want);
 		for (i = 0; i < n; i++)
