@@ -241,7 +241,8 @@ struct act_group_opts {
 	 * act_msg::mailbox_was_empty and act_msg::enqueue_tsc, and
 	 * act_mailbox_stats::max_depth is maintained. It costs a read of the
 	 * consumer's queue index (a cache line written by another thread) and
-	 * an rdtsc per send; on an ACT_QUEUE_LOCKFREE mailbox it also sends
+	 * an rdtsc per send; on a mailbox with inline cells (ACT_QUEUE_LOCKFREE,
+	 * ACT_QUEUE_BQUEUE, ACT_QUEUE_BQUEUE_BATCHED) it also sends
 	 * small messages as pool blocks instead of inline (the stamped fields
 	 * live in the block's header). Also act_group_set_instrument().
 	 */
