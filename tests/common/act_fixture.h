@@ -50,6 +50,36 @@ static inline struct act_group *fx_group(enum act_queue_type q, enum act_overflo
 	return g;
 }
 
+/*
+ * Tests run once per mailbox queue whose cells carry inline messages:
+ * register them with FX_PER_INLINE_QUEUE(fn); fx_queue() is the queue of
+ * the test running (set by its cmocka setup).
+ */
+static inline enum act_queue_type *fx_queue_slot(void)
+{
+	static enum act_queue_type q;
+
+	return &q;
+}
+
+static inline enum act_queue_type fx_queue(void)
+{
+	return *fx_queue_slot();
+}
+
+static inline int fx_set_queue(void **state)
+{
+	*fx_queue_slot() = *(const enum act_queue_type *)*state;
+	return 0;
+}
+
+#define FX_PER_INLINE_QUEUE(fn)                                                      \
+	{ "lockfree/" #fn, fn, fx_set_queue, NULL,                                   \
+	  &(enum act_queue_type){ACT_QUEUE_LOCKFREE} },                              \
+	{ "bqueue/" #fn, fn, fx_set_queue, NULL, &(enum act_queue_type){ACT_QUEUE_BQUEUE} }, \
+	{ "bqueue_batched/" #fn, fn, fx_set_queue, NULL,                             \
+	  &(enum act_queue_type){ACT_QUEUE_BQUEUE_BATCHED} }
+
 /* Send a copy of an int payload; asserts success. */
 static inline void fx_send_int(struct act_actor *to, uint32_t type, int v)
 {

@@ -166,21 +166,11 @@ static void *producer_main(void *arg)
 	return NULL;
 }
 
-static enum act_queue_type types[] = {ACT_QUEUE_LOCKFREE, ACT_QUEUE_BQUEUE,
-				      ACT_QUEUE_BQUEUE_BATCHED};
-static enum act_queue_type qt;
-
-static int set_type(void **state)
-{
-	qt = *(enum act_queue_type *)*state;
-	return 0;
-}
-
 static void run_mode(enum act_overflow ov, uint32_t spin, double seconds)
 {
 	struct act_group_opts go = {
 		.name = "inline",
-		.queue = qt,
+		.queue = fx_queue(),
 		.capacity = 16,
 		.overflow = ov,
 		.spin = spin,
@@ -269,17 +259,12 @@ static void inline_drop(void **unused)
 	run_mode(ACT_OVERFLOW_DROP_NEWEST, 256, tw_stress_seconds() * 0.1);
 }
 
-#define PER_TYPE(fn)                                                          \
-	{ "lockfree/" #fn, fn, set_type, NULL, &types[0] },                       \
-	{ "bqueue/" #fn, fn, set_type, NULL, &types[1] },                         \
-	{ "bqueue_batched/" #fn, fn, set_type, NULL, &types[2] }
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		PER_TYPE(inline_block),
-		PER_TYPE(inline_fail),
-		PER_TYPE(inline_drop),
+		FX_PER_INLINE_QUEUE(inline_block),
+		FX_PER_INLINE_QUEUE(inline_fail),
+		FX_PER_INLINE_QUEUE(inline_drop),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);

@@ -23,17 +23,6 @@ enum { T_REC, T_ASK, T_ANSWER, T_VOID_SELF, T_SEND_ASK, T_COUNT };
 
 #define MAX_RECS 512
 
-/* The mailbox under test: every test runs once per queue with inline cells. */
-static enum act_queue_type types[] = {ACT_QUEUE_LOCKFREE, ACT_QUEUE_BQUEUE,
-				      ACT_QUEUE_BQUEUE_BATCHED};
-static enum act_queue_type qt;
-
-static int set_type(void **state)
-{
-	qt = *(enum act_queue_type *)*state;
-	return 0;
-}
-
 struct rec {
 	uint32_t type, size, qdepth;
 	bool pooled, was_empty, tsc;
@@ -129,11 +118,11 @@ static const act_handler_fn handlers[T_COUNT] = {
 	[T_SEND_ASK] = h_send_ask,
 };
 
-/* One group (queue qt), bound to this thread, with one recording actor "a". */
+/* One group (fx_queue()), bound to this thread, with one recording actor "a". */
 static void one_open(enum act_overflow ov, uint32_t capacity, struct act_group **g,
 		     struct st **s, struct act_actor **a)
 {
-	*g = fx_group(qt, ov, capacity);
+	*g = fx_group(fx_queue(), ov, capacity);
 	*s = calloc(1, sizeof(**s));
 	assert_non_null(*s);
 	*a = fx_actor("a", *g, handlers, T_COUNT, *s, false);
@@ -264,7 +253,7 @@ static void order_across_wraps(void **unused)
 /* An asynchronous request and its reply both travel inline. */
 static void reply_inline(void **unused)
 {
-	struct act_group *g = fx_group(qt, ACT_OVERFLOW_FAIL, 16);
+	struct act_group *g = fx_group(fx_queue(), ACT_OVERFLOW_FAIL, 16);
 	struct st *sa = calloc(1, sizeof(*sa)), *sb = calloc(1, sizeof(*sb));
 	struct act_actor *a = fx_actor("a", g, handlers, T_COUNT, sa, false);
 	struct act_actor *b = fx_actor("b", g, handlers, T_COUNT, sb, false);
@@ -466,7 +455,7 @@ static void void_fallback_copies(void **unused)
  */
 static void destroy_with_inline_queued(void **unused)
 {
-	struct act_group *g = fx_group(qt, ACT_OVERFLOW_FAIL, 16);
+	struct act_group *g = fx_group(fx_queue(), ACT_OVERFLOW_FAIL, 16);
 	struct st *s = calloc(1, sizeof(*s));
 	struct act_actor *a = fx_actor("a", g, handlers, T_COUNT, s, false);
 	struct act_actor *b = fx_actor("b", g, handlers, T_COUNT, s, false);
@@ -503,22 +492,18 @@ static void destroy_with_inline_queued(void **unused)
 	free(s);
 }
 
-#define PER_TYPE(fn)                                                          \
-	{ "lockfree/" #fn, fn, set_type, NULL, &types[0] },                       \
-	{ "bqueue/" #fn, fn, set_type, NULL, &types[1] },                         \
-	{ "bqueue_batched/" #fn, fn, set_type, NULL, &types[2] }
-
+/* Every test runs once per queue with inline cells (act_fixture.h). */
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		PER_TYPE(sizes_and_fields),
-		PER_TYPE(order_across_wraps),
-		PER_TYPE(reply_inline),
-		PER_TYPE(overflow_policies),
-		PER_TYPE(overflow_block_waits),
-		PER_TYPE(instrumented_uses_pool),
-		PER_TYPE(void_fallback_copies),
-		PER_TYPE(destroy_with_inline_queued),
+		FX_PER_INLINE_QUEUE(sizes_and_fields),
+		FX_PER_INLINE_QUEUE(order_across_wraps),
+		FX_PER_INLINE_QUEUE(reply_inline),
+		FX_PER_INLINE_QUEUE(overflow_policies),
+		FX_PER_INLINE_QUEUE(overflow_block_waits),
+		FX_PER_INLINE_QUEUE(instrumented_uses_pool),
+		FX_PER_INLINE_QUEUE(void_fallback_copies),
+		FX_PER_INLINE_QUEUE(destroy_with_inline_queued),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);

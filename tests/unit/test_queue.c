@@ -671,22 +671,44 @@ static void sharded_lanes(void **state)
 
 /* ---- LOCKFREE inline entries ------------------------------------------ */
 
-static void put_inline(struct act__lfqueue *lf, uint32_t v, int expect_rc)
+/* An inline entry of value @v: every field and data byte a function of it. */
+static void fill_cell(struct act__qcell *cell, uint32_t v)
 {
-	uint64_t pos = 0;
-	bool waited = false;
-	struct act__qcell *cell;
-
-	assert_int_equal(act__lf_claim(lf, false, &pos, &waited), expect_rc);
-	if (expect_rc != 0)
-		return;
-	assert_false(waited);
-	cell = &lf->cells[pos & lf->mask];
 	cell->kind = 1;
 	cell->word = v;
 	cell->u.inl.ptr[0] = ITEM(v);
 	cell->u.inl.ptr[1] = ITEM(~(uintptr_t)v);
 	memset(cell->u.inl.data, (int)(v & 0xff), ACT__QCELL_DATA);
+}
+
+/* @v even: the pointer item ITEM(v); odd: fill_cell()'s inline entry. */
+static void check_cell(const struct act__qcell *cell, uint32_t v)
+{
+	if (v % 2 == 0) {
+		assert_int_equal(cell->kind, 0);
+		assert_int_equal(VAL(cell->u.item), v);
+	} else {
+		unsigned char want[ACT__QCELL_DATA];
+
+		assert_int_equal(cell->kind, 1);
+		assert_int_equal(cell->word, v);
+		assert_int_equal(VAL(cell->u.inl.ptr[0]), v);
+		assert_int_equal(VAL(cell->u.inl.ptr[1]), ~(uintptr_t)v);
+		memset(want, (int)(v & 0xff), sizeof(want));
+		assert_memory_equal(cell->u.inl.data, want, sizeof(want));
+	}
+}
+
+static void put_inline(struct act__lfqueue *lf, uint32_t v, int expect_rc)
+{
+	uint64_t pos = 0;
+	bool waited = false;
+
+	assert_int_equal(act__lf_claim(lf, false, &pos, &waited), expect_rc);
+	if (expect_rc != 0)
+		return;
+	assert_false(waited);
+	fill_cell(&lf->cells[pos & lf->mask], v);
 	act__lf_publish(lf, pos);
 }
 
@@ -735,21 +757,10 @@ static void lockfree_inline_cells(void **state)
 			const struct act__qcell *cell = act__lf_head(lf, 0);
 
 			assert_non_null(cell);
-			if (expect % 2 == 0) {
-				assert_int_equal(cell->kind, 0);
-				assert_int_equal(VAL(cell->u.item), expect);
-			} else {
-				unsigned char want[ACT__QCELL_DATA];
-
-				assert_int_equal(cell->kind, 1);
-				assert_int_equal(cell->word, expect);
-				assert_int_equal(VAL(cell->u.inl.ptr[0]), expect);
-				assert_int_equal(VAL(cell->u.inl.ptr[1]), ~(uintptr_t)expect);
-				memset(want, (int)(expect & 0xff), sizeof(want));
-				assert_memory_equal(cell->u.inl.data, want, sizeof(want));
-				/* the pointer-only pop leaves an inline entry alone */
+			check_cell(cell, expect);
+			/* the pointer-only pop leaves an inline entry alone */
+			if (expect % 2 != 0)
 				assert_int_equal(act__queue_pop_burst(q, items, 4), 0);
-			}
 			act__lf_release(lf, 0);
 			act__lf_advance(lf, 1);
 			expect++;
@@ -770,30 +781,9 @@ static int bq_put_inline(struct act__bqueue *bq, uint32_t v, bool block, bool *w
 
 	if (rc != 0)
 		return rc;
-	cell->kind = 1;
-	cell->word = v;
-	cell->u.inl.ptr[0] = ITEM(v);
-	cell->u.inl.ptr[1] = ITEM(~(uintptr_t)v);
-	memset(cell->u.inl.data, (int)(v & 0xff), ACT__QCELL_DATA);
+	fill_cell(cell, v);
 	(void)act__bq_publish(bq);
 	return 0;
-}
-
-static void bq_check_cell(const struct act__qcell *cell, uint32_t v)
-{
-	if (v % 2 == 0) {
-		assert_int_equal(cell->kind, 0);
-		assert_int_equal(VAL(cell->u.item), v);
-	} else {
-		unsigned char want[ACT__QCELL_DATA];
-
-		assert_int_equal(cell->kind, 1);
-		assert_int_equal(cell->word, v);
-		assert_int_equal(VAL(cell->u.inl.ptr[0]), v);
-		assert_int_equal(VAL(cell->u.inl.ptr[1]), ~(uintptr_t)v);
-		memset(want, (int)(v & 0xff), sizeof(want));
-		assert_memory_equal(cell->u.inl.data, want, sizeof(want));
-	}
 }
 
 /* Take the head entry (one acquisition), check it is @v, free it. */
@@ -802,7 +792,7 @@ static void bq_take_one(struct act__bqueue *bq, uint32_t v)
 	uint32_t to_wake = 0;
 
 	assert_true(act__bq_acquire(bq) != 0);
-	bq_check_cell(act__bq_cell(bq, 0), v);
+	check_cell(act__bq_cell(bq, 0), v);
 	act__bq_release(bq, 1, &to_wake);
 	act__bq_wake_producers(bq, to_wake, false);
 }
@@ -873,7 +863,7 @@ static void bqueue_inline_cells(void **state)
 		/* look-ahead under one acquisition, then take them one by one */
 		assert_int_equal(act__bq_acquire(bq), 4 - k);
 		for (n = 0; n < 4 - k; n++)
-			bq_check_cell(act__bq_cell(bq, n), expect + n);
+			check_cell(act__bq_cell(bq, n), expect + n);
 		pthread_mutex_unlock(&bq->lock);
 		for (; k < 4; k++)
 			bq_take_one(bq, expect++);
