@@ -338,8 +338,9 @@ static inline uint32_t act__bq_publish(struct act__bqueue *bq)
 	uint32_t tail = atomic_load_explicit(&bq->tail, memory_order_relaxed) + 1;
 	bool wake;
 
-	/* relaxed: the lock orders it for the consumer; lock-free pollers only count */
-	atomic_store_explicit(&bq->tail, tail, memory_order_relaxed);
+	/* release: the consumer reads the cells it publishes without the lock
+	 * (act__bq_ready()); a plain store on x86, as before */
+	atomic_store_explicit(&bq->tail, tail, memory_order_release);
 	/*
 	 * Only the first push after the consumer announced its sleep finds it
 	 * SLEEPING (it saw an empty ring), so BATCHED's "wake on the empty ->
@@ -384,42 +385,43 @@ static inline bool act__bq_empty(const struct act__bqueue *bq)
 }
 
 /*
- * Consumer: take bq->lock and return the entries ready (0: the lock is
- * released again). Read (copy) them with act__bq_cell(), then free them with
- * act__bq_release(), which unlocks.
+ * Consumer: the entries ready, without the lock. Read (copy) them with
+ * act__bq_cell(), then free them with act__bq_release(), which takes the
+ * lock for the head's move alone: the copy runs outside it, so producers
+ * never wait for a consumer's copy-out. Safe because a producer writes a
+ * cell only at the tail, after checking under the lock that the head has
+ * moved past it, and only the consumer moves the head: the cells between
+ * head and the tail read here stay as they are until act__bq_release().
  */
-static inline uint32_t act__bq_acquire(struct act__bqueue *bq)
+static inline uint32_t act__bq_ready(struct act__bqueue *bq)
 {
-	uint32_t avail;
-
-	pthread_mutex_lock(&bq->lock);
-	/* relaxed: head and tail are written only under the lock we hold */
-	avail = atomic_load_explicit(&bq->tail, memory_order_relaxed) -
-		atomic_load_explicit(&bq->head, memory_order_relaxed);
-	if (avail == 0)
-		pthread_mutex_unlock(&bq->lock);
-	return avail;
+	/* acquire: pairs with act__bq_publish() (the cells' contents); relaxed
+	 * head: only this thread, the consumer, writes it */
+	return atomic_load_explicit(&bq->tail, memory_order_acquire) -
+	       atomic_load_explicit(&bq->head, memory_order_relaxed);
 }
 
-/* Consumer, lock held: the cell @p i entries after the head. */
+/* Consumer: the cell @p i entries after the head (i < act__bq_ready()). */
 static inline struct act__qcell *act__bq_cell(struct act__bqueue *bq, uint32_t i)
 {
 	return &bq->ring[(atomic_load_explicit(&bq->head, memory_order_relaxed) + i) & bq->mask];
 }
 
 /*
- * Consumer, lock held: free the @p n entries after the head and unlock.
- * *to_wake counts the producers waiting for space that the caller signals
- * on not_full once its burst is over (act__bq_wake_producers()): at most one
- * per freed slot and at most as many as wait (read under lock: W2 in
- * queue.c).
+ * Consumer, after copying them out: free the @p n entries after the head
+ * (one lock acquisition; the cells' reads happen before its unlock, hence
+ * before any producer's rewrite). *to_wake counts the producers waiting for
+ * space that the caller signals on not_full once its burst is over
+ * (act__bq_wake_producers()): at most one per freed slot and at most as
+ * many as wait (read under lock: W2 in queue.c).
  */
 static inline void act__bq_release(struct act__bqueue *bq, uint32_t n, uint32_t *to_wake)
 {
-	/* relaxed: head is written only under the lock we hold */
-	uint32_t head = atomic_load_explicit(&bq->head, memory_order_relaxed);
-	uint32_t w = *to_wake + n;
+	uint32_t head, w = *to_wake + n;
 
+	pthread_mutex_lock(&bq->lock);
+	/* relaxed: head is written only under the lock we hold */
+	head = atomic_load_explicit(&bq->head, memory_order_relaxed);
 	atomic_store_explicit(&bq->head, head + n, memory_order_relaxed);
 	*to_wake = w < bq->producers_waiting ? w : bq->producers_waiting;
 	pthread_mutex_unlock(&bq->lock);
@@ -439,7 +441,7 @@ static inline void act__bq_wake_producers(struct act__bqueue *bq, uint32_t to_wa
 
 /*
  * Pointer items only: a queue that carries inline entries is consumed with
- * act__bq_acquire() / act__bq_cell() / act__bq_release(); these pops stop
+ * act__bq_ready() / act__bq_cell() / act__bq_release(); these pops stop
  * at an inline entry.
  *
  * BQUEUE: one lock acquisition per item, so producers interleave with the
@@ -451,13 +453,11 @@ static inline uint32_t act__bq_pop_each(struct act__bqueue *bq, void **items, ui
 {
 	uint32_t n = 0, to_wake = 0;
 
-	while (n < max && act__bq_acquire(bq) != 0) {
+	while (n < max && act__bq_ready(bq) != 0) {
 		const struct act__qcell *cell = act__bq_cell(bq, 0);
 
-		if (cell->kind != 0) {
-			pthread_mutex_unlock(&bq->lock);
+		if (cell->kind != 0)
 			break;
-		}
 		items[n++] = cell->u.item;
 		act__bq_release(bq, 1, &to_wake);
 	}
@@ -465,10 +465,10 @@ static inline uint32_t act__bq_pop_each(struct act__bqueue *bq, void **items, ui
 	return n;
 }
 
-/* BQUEUE_BATCHED: everything available, up to max, under one acquisition. */
+/* BQUEUE_BATCHED: everything available, up to max, with one acquisition. */
 static inline uint32_t act__bq_pop_batch(struct act__bqueue *bq, void **items, uint32_t max)
 {
-	uint32_t avail = act__bq_acquire(bq);
+	uint32_t avail = act__bq_ready(bq);
 	uint32_t n = 0, to_wake = 0;
 
 	if (avail == 0)

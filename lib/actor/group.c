@@ -95,7 +95,8 @@ static inline struct act_msg *cell_take(const struct act__qcell *cell,
  * LOCKFREE, BQUEUE*: copy out up to @want (<= ACT__TAKE) entries, free
  * their cells and wake producers waiting for space before any handler runs
  * (a handler may block on another mailbox whose consumer waits for ours).
- * BQUEUE takes one lock acquisition per entry, BQUEUE_BATCHED one for all.
+ * BQUEUE takes one lock acquisition per entry, BQUEUE_BATCHED one for all;
+ * the copies run outside the lock (act__bq_ready()).
  */
 static uint32_t take_cells(struct act__queue *q, struct act_msg **msgs,
 			   struct act__inline_msg *local, uint32_t want)
@@ -115,7 +116,7 @@ static uint32_t take_cells(struct act__queue *q, struct act_msg **msgs,
 			act__lf_advance(&q->u.lf, n);
 		return n;
 	case ACT_QUEUE_BQUEUE:
-		while (n < want && act__bq_acquire(bq) != 0) {
+		while (n < want && act__bq_ready(bq) != 0) {
 			msgs[n] = cell_take(act__bq_cell(bq, 0), &local[n]);
 			n++;
 			act__bq_release(bq, 1, &to_wake);
@@ -123,7 +124,7 @@ static uint32_t take_cells(struct act__queue *q, struct act_msg **msgs,
 		act__bq_wake_producers(bq, to_wake, false);
 		return n;
 	case ACT_QUEUE_BQUEUE_BATCHED:
-		avail = act__bq_acquire(bq);
+		avail = act__bq_ready(bq);
 		if (avail == 0)
 			return 0;
 		for (n = 0; n < avail && n < want; n++)

@@ -15,10 +15,15 @@
  *           item or an inline entry written under the lock between
  *           act__bq_claim() and act__bq_publish()) under one pthread mutex
  *           (adaptive); the consumer sleeps on the futex word
- *           consumer_state, producers on the condvar not_full. Push: one lock acquisition, O(1); the
- *           first push (or kick, or close) after the consumer announced its
- *           sleep - so the empty -> non-empty transition - wakes it, with
- *           one futex_wake after unlocking; later ones make no call.
+ *           consumer_state, producers on the condvar not_full. Push: one
+ *           lock acquisition, O(1); the first push (or kick, or close)
+ *           after the consumer announced its sleep - so the empty ->
+ *           non-empty transition - wakes it, with one futex_wake after
+ *           unlocking; later ones make no call. The consumer reads the
+ *           published cells without the lock (tail: release store under the
+ *           lock, acquire load; only the consumer moves head, and producers
+ *           write only behind it) and takes the lock only to move head, so
+ *           no producer waits for a copy-out.
  *           pop_burst: one acquisition per item, O(n); after the burst, one
  *           not_full signal per freed slot, at most one per waiting
  *           producer. Why a futex word and not a condvar for the consumer:
@@ -29,8 +34,8 @@
  *           ping-pong with sleeping consumers; now a wait and a wake).
  *  BQUEUE_BATCHED
  *           Same ring, lock and wake-up. pop_burst takes min(available, max)
- *           under a single acquisition (O(n) copies) and broadcasts not_full
- *           once.
+ *           with a single acquisition (O(n) copies, outside it) and
+ *           broadcasts not_full once.
  *  SHARDED  L lanes (a power of two), each a ring of C/L slots under its own
  *           mutex (PTHREAD_MUTEX_ADAPTIVE_NP: spins briefly, then sleeps). A
  *           producer thread takes a lane ticket from a global atomic counter

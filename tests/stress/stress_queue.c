@@ -704,7 +704,7 @@ static void untimed_run(enum act_queue_type type, double seconds)
  * sending entries k = 1, 2, ...: odd k as an inline entry (claim, write 48
  * bytes, publish), even k as a pointer item; producers 0 and 1 block on a
  * full ring, 2 and 3 retry on -EAGAIN. The consumer takes entries as a
- * group does (act__bq_acquire / act__bq_cell / act__bq_release: one
+ * group does (act__bq_ready / act__bq_cell / act__bq_release: one
  * acquisition per entry for BQUEUE, all of them for BATCHED) and checks each
  * producer's order across both kinds and every byte of every inline entry (a
  * cell published before it was written, or overwritten before it was
@@ -826,7 +826,7 @@ static void stress_bq_inline(void **state)
 		if (rc == -ETIMEDOUT)
 			continue;
 		assert_int_equal(rc, 0);
-		avail = act__bq_acquire(bq);
+		avail = act__bq_ready(bq);
 		if (avail == 0)
 			continue;
 		n = type == ACT_QUEUE_BQUEUE ? 1 : avail;
@@ -846,7 +846,7 @@ static void stress_bq_inline(void **state)
 	while (ok && act__queue_wait(r->q, 0, WAIT_TIMEOUT_NS) == 0) {
 		uint32_t to_wake = 0;
 
-		assert_true(act__bq_acquire(&r->q->u.bq) != 0);
+		assert_true(act__bq_ready(&r->q->u.bq) != 0);
 		ok = bqi_check(act__bq_cell(&r->q->u.bq, 0), next);
 		act__bq_release(&r->q->u.bq, 1, &to_wake);
 		taken++;
