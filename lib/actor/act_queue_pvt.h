@@ -377,13 +377,6 @@ static inline int act__bq_push(struct act__bqueue *bq, void *item, bool block,
 	return 0;
 }
 
-/* Relaxed peek: an empty queue costs no lock (act__queue_wait() is exact). */
-static inline bool act__bq_empty(const struct act__bqueue *bq)
-{
-	return atomic_load_explicit(&bq->tail, memory_order_relaxed) ==
-	       atomic_load_explicit(&bq->head, memory_order_relaxed);
-}
-
 /*
  * Consumer: the entries ready, without the lock. Read (copy) them with
  * act__bq_cell(), then free them with act__bq_release(), which takes the
@@ -757,13 +750,9 @@ static inline int act__queue_push(struct act__queue *q, void *item, bool block,
 static inline uint32_t act__queue_pop_burst(struct act__queue *q, void **items, uint32_t max)
 {
 	switch (q->type) {
-	case ACT_QUEUE_BQUEUE:
-		if (act__bq_empty(&q->u.bq))
-			return 0;
+	case ACT_QUEUE_BQUEUE: /* an empty ring costs no lock (act__bq_ready()) */
 		return act__bq_pop_each(&q->u.bq, items, max);
 	case ACT_QUEUE_BQUEUE_BATCHED:
-		if (act__bq_empty(&q->u.bq))
-			return 0;
 		return act__bq_pop_batch(&q->u.bq, items, max);
 	case ACT_QUEUE_SHARDED:
 		return act__sh_pop_burst(&q->u.sh, items, max);

@@ -147,8 +147,6 @@ static uint32_t run_batch_cells(struct act_group *g, uint32_t max)
 		uint32_t want = max - total < ACT__TAKE ? max - total : ACT__TAKE;
 		uint32_t n, i;
 
-		if (g->queue.type != ACT_QUEUE_LOCKFREE && act__bq_empty(&g->queue.u.bq))
-			break;
 		n = take_cells(&g->queue, msgs, local, want);
 		for (i = 0; i < n; i++)
 			act__deliver_async(g, msgs[i]);
