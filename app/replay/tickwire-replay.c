@@ -310,7 +310,9 @@ main(int argc, char **argv)
 	if (latency_out != NULL) {
 		struct tw_lat_header h = {.tsc_hz = 1000000000u, .label = "replay"};
 
-		if (tw_lat_write(&lat, latency_out, &h) != 0) {
+		const struct tw_lat_recorder *recs[1] = {&lat};
+
+		if (tw_lat_write(recs, 1, latency_out, &h) != 0) {
 			fprintf(stderr, "tickwire-replay: writing %s failed\n", latency_out);
 			rc = 1;
 		}

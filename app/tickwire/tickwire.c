@@ -1555,7 +1555,9 @@ main(int argc, char **argv)
 				h.flags |= TW_LAT_FLAG_NIC_T0;
 			snprintf(h.label, sizeof(h.label), "%s",
 				 tw_cfg_topology_name(g_app.cfg->topology));
-			if (tw_lat_write(&g_app.latency, g_app.latency_out, &h) != 0)
+			const struct tw_lat_recorder *recs[1] = {&g_app.latency};
+
+			if (tw_lat_write(recs, 1, g_app.latency_out, &h) != 0)
 				fprintf(stderr, "tickwire: writing %s failed\n", g_app.latency_out);
 			else
 				printf("== latency: %" PRIu64 " records (%" PRIu64 " dropped) in %s\n",

@@ -31,10 +31,11 @@ tw_lat_fini(struct tw_lat_recorder *r)
 	r->records = NULL;
 }
 
-void
+struct tw_lat_record *
 tw_lat_add(struct tw_lat_recorder *r, const struct tw_lat_record *rec)
 {
-	uint64_t d = rec->t1 > rec->t0 ? rec->t1 - rec->t0 : 0;
+	uint64_t end = rec->stream == TW_LAT_ORDER ? rec->t3 : rec->t1;
+	uint64_t d = end > rec->t0 ? end - rec->t0 : 0;
 	unsigned int b = d == 0 ? 0 : 63 - (unsigned int)__builtin_clzll(d);
 
 	if (b >= TW_LAT_BUCKETS)
@@ -45,10 +46,12 @@ tw_lat_add(struct tw_lat_recorder *r, const struct tw_lat_record *rec)
 	__atomic_store_n(&r->hist[b], r->hist[b] + 1, __ATOMIC_RELAXED);
 	if (d > r->max)
 		__atomic_store_n(&r->max, d, __ATOMIC_RELAXED);
-	if (r->count < r->capacity)
-		r->records[r->count++] = *rec;
-	else
-		r->dropped++;
+	if (r->count < r->capacity) {
+		r->records[r->count] = *rec;
+		return &r->records[r->count++];
+	}
+	r->dropped++;
+	return NULL;
 }
 
 uint64_t
@@ -86,15 +89,62 @@ get_le(const uint8_t *p, unsigned int n)
 	return v;
 }
 
+static void
+encode_record(uint8_t *p, const struct tw_lat_record *x)
+{
+	memset(p, 0, TW_LAT_RECORD_SIZE);
+	put_le(p, x->t0, 8);
+	put_le(p + 8, x->t1, 8);
+	put_le(p + 16, x->t2, 8);
+	put_le(p + 24, x->t3, 8);
+	put_le(p + 32, (uint32_t)x->instrument, 4);
+	p[36] = x->stream;
+	p[37] = x->burst_idx;
+	put_le(p + 38, x->idx, 2);
+	put_le(p + 40, x->n_msgs, 2);
+	put_le(p + 42, x->event, 2);
+	put_le(p + 44, x->qlen, 4);
+	put_le(p + 48, x->rxq, 4);
+	put_le(p + 52, x->msg_seq_num, 4);
+	put_le(p + 56, x->order_id, 4);
+	put_le(p + 60, x->flags, 4);
+}
+
+static void
+decode_record(const uint8_t *p, struct tw_lat_record *x)
+{
+	x->t0 = get_le(p, 8);
+	x->t1 = get_le(p + 8, 8);
+	x->t2 = get_le(p + 16, 8);
+	x->t3 = get_le(p + 24, 8);
+	x->instrument = (int32_t)(uint32_t)get_le(p + 32, 4);
+	x->stream = p[36];
+	x->burst_idx = p[37];
+	x->idx = (uint16_t)get_le(p + 38, 2);
+	x->n_msgs = (uint16_t)get_le(p + 40, 2);
+	x->event = (uint16_t)get_le(p + 42, 2);
+	x->qlen = (uint32_t)get_le(p + 44, 4);
+	x->rxq = (uint32_t)get_le(p + 48, 4);
+	x->msg_seq_num = (uint32_t)get_le(p + 52, 4);
+	x->order_id = (uint32_t)get_le(p + 56, 4);
+	x->flags = (uint32_t)get_le(p + 60, 4);
+}
+
 int
-tw_lat_write(const struct tw_lat_recorder *r, const char *path,
+tw_lat_write(const struct tw_lat_recorder *const *r, unsigned int n, const char *path,
 	     const struct tw_lat_header *header)
 {
 	uint8_t h[TW_LAT_HEADER_SIZE] = {0};
 	uint8_t rec[TW_LAT_RECORD_SIZE];
-	FILE *f = fopen(path, "wb");
+	uint64_t count = 0, dropped = 0;
+	FILE *f;
 	int rc = 0;
 
+	for (unsigned int i = 0; i < n; i++) {
+		count += r[i]->count;
+		dropped += r[i]->dropped;
+	}
+	f = fopen(path, "wb");
 	if (f == NULL)
 		return -errno;
 	memcpy(h, TW_LAT_MAGIC, 8);
@@ -103,24 +153,23 @@ tw_lat_write(const struct tw_lat_recorder *r, const char *path,
 	put_le(h + 16, TW_LAT_RECORD_SIZE, 4);
 	put_le(h + 20, header->flags, 4);
 	put_le(h + 24, header->tsc_hz, 8);
-	put_le(h + 32, r->count, 8);
-	put_le(h + 40, r->dropped, 8);
+	put_le(h + 32, count, 8);
+	put_le(h + 40, dropped, 8);
 	memcpy(h + 48, header->label, strnlen(header->label, 15));
+	put_le(h + 64, header->speed_milli, 8);
+	put_le(h + 72, header->start_tsc, 8);
+	for (unsigned int i = 0; i < 4; i++)
+		put_le(h + 80 + 8 * i, header->player_err_ns[i], 8);
+	put_le(h + 112, header->player_packets, 8);
+	put_le(h + 120, header->rx_drops, 8);
 	if (fwrite(h, sizeof(h), 1, f) != 1)
 		rc = -EIO;
-	for (uint64_t i = 0; rc == 0 && i < r->count; i++) {
-		const struct tw_lat_record *x = &r->records[i];
-
-		memset(rec, 0, sizeof(rec));
-		put_le(rec, x->t0, 8);
-		put_le(rec + 8, x->t1, 8);
-		put_le(rec + 16, (uint32_t)x->instrument, 4);
-		rec[20] = x->stream;
-		put_le(rec + 22, x->idx, 2);
-		put_le(rec + 24, x->qlen, 4);
-		put_le(rec + 28, x->msg_seq_num, 4);
-		if (fwrite(rec, sizeof(rec), 1, f) != 1)
-			rc = -EIO;
+	for (unsigned int k = 0; k < n; k++) {
+		for (uint64_t i = 0; rc == 0 && i < r[k]->count; i++) {
+			encode_record(rec, &r[k]->records[i]);
+			if (fwrite(rec, sizeof(rec), 1, f) != 1)
+				rc = -EIO;
+		}
 	}
 	if (fclose(f) != 0 && rc == 0)
 		rc = -errno;
@@ -141,6 +190,7 @@ tw_lat_read(const char *path, struct tw_lat_header *header, struct tw_lat_record
 		return -errno;
 	if (fread(h, sizeof(h), 1, f) != 1 || memcmp(h, TW_LAT_MAGIC, 8) != 0)
 		goto proto;
+	memset(header, 0, sizeof(*header));
 	header->version = (uint32_t)get_le(h + 8, 4);
 	header_size = (uint32_t)get_le(h + 12, 4);
 	record_size = (uint32_t)get_le(h + 16, 4);
@@ -153,6 +203,12 @@ tw_lat_read(const char *path, struct tw_lat_header *header, struct tw_lat_record
 	header->dropped = get_le(h + 40, 8);
 	memcpy(header->label, h + 48, 16);
 	header->label[15] = '\0';
+	header->speed_milli = get_le(h + 64, 8);
+	header->start_tsc = get_le(h + 72, 8);
+	for (unsigned int i = 0; i < 4; i++)
+		header->player_err_ns[i] = get_le(h + 80 + 8 * i, 8);
+	header->player_packets = get_le(h + 112, 8);
+	header->rx_drops = get_le(h + 120, 8);
 	if (header->count > (UINT64_C(1) << 32))
 		goto proto;
 	out = calloc(header->count ? header->count : 1, sizeof(*out));
@@ -163,13 +219,7 @@ tw_lat_read(const char *path, struct tw_lat_header *header, struct tw_lat_record
 	for (uint64_t i = 0; i < header->count; i++) {
 		if (fread(rec, sizeof(rec), 1, f) != 1)
 			goto proto;
-		out[i].t0 = get_le(rec, 8);
-		out[i].t1 = get_le(rec + 8, 8);
-		out[i].instrument = (int32_t)(uint32_t)get_le(rec + 16, 4);
-		out[i].stream = rec[20];
-		out[i].idx = (uint16_t)get_le(rec + 22, 2);
-		out[i].qlen = (uint32_t)get_le(rec + 24, 4);
-		out[i].msg_seq_num = (uint32_t)get_le(rec + 28, 4);
+		decode_record(rec, &out[i]);
 	}
 	fclose(f);
 	*records = out;
