@@ -11,7 +11,14 @@
  * ("Determinism").
  *
  *   tickwire-replay --ports FILE --config FILE [--orders-out FILE]
- *                   [--print-books N] [--latency-out FILE] [PCAP...]
+ *                   [--print-books N] [--latency-out FILE] [--pace SPEED] [PCAP...]
+ *
+ * --pace SPEED delivers each frame at its capture time scaled by SPEED
+ * (1 real time; max: as fast as the thread goes, the default). The one
+ * thread both plays and runs the actors, so a frame due while an earlier
+ * one is still being handled waits: its t0 is its scheduled time, and the
+ * wait is part of its latency. The player's error (start of delivery minus
+ * scheduled time) is printed and written to the latency file's header.
  *
  * With PCAP arguments, every file is read as if it arrived on every port
  * (each port keeps only its feeds), which is what the demo profile does by
@@ -42,6 +49,12 @@ struct input {
 
 struct replay {
 	struct tw_cfg *cfg;
+	uint64_t speed_milli;   /* 0: unpaced */
+	uint64_t start_ns;      /* paced: when the first frame is due */
+	uint64_t first_capture_ns;
+	uint64_t cur_t0;        /* t0 of the frame being delivered */
+	uint32_t *err_ns;       /* paced: per frame, delivery - schedule */
+	uint64_t n_err, cap_err;
 	struct input inputs[MAX_INPUTS];
 	uint32_t n_inputs;
 	FILE *orders;
@@ -96,22 +109,36 @@ open_orders(const char *path)
 	return f;
 }
 
-/* The rx_pcap= file of a vdev string, or "" */
+/*
+ * Paced: wait until the frame captured at @p capture_ns is due, and take
+ * its t0 = the scheduled time; record how late delivery starts.
+ */
 static void
-vdev_rx_pcap(const char *device, char *out, size_t cap)
+pace(struct replay *r, uint64_t capture_ns)
 {
-	const char *p = strstr(device, "rx_pcap=");
-	size_t n;
+	uint64_t due, now;
 
-	out[0] = '\0';
-	if (p == NULL)
-		return;
-	p += strlen("rx_pcap=");
-	n = strcspn(p, ",");
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(out, p, n);
-	out[n] = '\0';
+	if (r->n_err == 0) {
+		r->first_capture_ns = capture_ns;
+		r->start_ns = mono_ns() + 1000000;     /* the first frame 1 ms from now */
+	}
+	due = r->start_ns + (uint64_t)((unsigned __int128)(capture_ns - r->first_capture_ns) *
+				       1000u / r->speed_milli);
+	while ((now = mono_ns()) < due)
+		;
+	if (r->n_err == r->cap_err) {
+		uint64_t ncap = r->cap_err != 0 ? 2 * r->cap_err : 4096;
+		uint32_t *g = realloc(r->err_ns, ncap * sizeof(*g));
+
+		if (g == NULL) {
+			r->cur_t0 = due;
+			return;
+		}
+		r->err_ns = g;
+		r->cap_err = ncap;
+	}
+	r->err_ns[r->n_err++] = now - due > UINT32_MAX ? UINT32_MAX : (uint32_t)(now - due);
+	r->cur_t0 = due;
 }
 
 static int
@@ -170,7 +197,8 @@ deliver(struct replay *r, struct tw_chain *chain, const struct input *in)
 		struct tw_rx rx = {
 			.payload = l4.payload, .length = l4.payload_length,
 			.side = f->side == TW_CFG_SIDE_B ? TW_SIDE_B : TW_SIDE_A,
-			.stream = (uint8_t)f->kind, .channel = f->channel, .t0 = mono_ns(),
+			.stream = (uint8_t)f->kind, .channel = f->channel,
+			.t0 = r->speed_milli != 0 ? r->cur_t0 : mono_ns(),
 			.rx_ns = fr->time_ns,
 		};
 		r->passed++;
@@ -186,9 +214,12 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: tickwire-replay --ports FILE --config FILE [--orders-out FILE]\n"
-		"                       [--print-books N] [--latency-out FILE] [PCAP...]\n"
+		"                       [--print-books N] [--latency-out FILE] [--pace SPEED]\n"
+		"                       [PCAP...]\n"
 		"Replays the profile's rx_pcap inputs (or the PCAP files, read as arriving on\n"
-		"every port) through the appliance's actors on one thread, without DPDK.\n");
+		"every port) through the appliance's actors on one thread, without DPDK.\n"
+		"--pace SPEED: each frame at its capture time / SPEED (1 real time, 10, ...;\n"
+		"max: unpaced, the default).\n");
 }
 
 int
@@ -200,6 +231,7 @@ main(int argc, char **argv)
 		{"orders-out", required_argument, NULL, 'o'},
 		{"print-books", required_argument, NULL, 'b'},
 		{"latency-out", required_argument, NULL, 'l'},
+		{"pace", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -207,7 +239,8 @@ main(int argc, char **argv)
 	uint32_t print_books = 10;
 	struct tw_cfg_findings *findings;
 	struct tw_chain_opts o;
-	struct tw_lat_recorder lat;
+	struct tw_lat_recorder lat, order_lat;
+	uint64_t err[4] = {0};
 	struct replay r;
 	struct tw_chain *chain;
 	int opt, rc = 0;
@@ -220,6 +253,13 @@ main(int argc, char **argv)
 		case 'o': orders = optarg; break;
 		case 'b': print_books = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'l': latency_out = optarg; break;
+		case 'S':
+			if (tw_lat_parse_speed(optarg, &r.speed_milli) != 0) {
+				fprintf(stderr, "tickwire-replay: --pace %s: not a speed; hint: a "
+					"factor of real time such as 1, 10, 0.5, or max\n", optarg);
+				return 2;
+			}
+			break;
 		default: usage(); return 2;
 		}
 	}
@@ -252,7 +292,7 @@ main(int argc, char **argv)
 		for (uint32_t p = 0; p < r.cfg->n_ports; p++) {
 			char path[TW_CFG_PATH_MAX];
 
-			vdev_rx_pcap(r.cfg->ports[p].device, path, sizeof(path));
+			tw_cfg_port_rx_pcap(&r.cfg->ports[p], path, sizeof(path));
 			if (path[0] != '\0' && add_input(&r, path, p) != 0)
 				return 1;
 		}
@@ -261,7 +301,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "tickwire-replay: %s: %s\n", orders, strerror(errno));
 		return 1;
 	}
-	if (tw_lat_init(&lat, latency_out != NULL ? UINT64_C(1) << 20 : 0) != 0)
+	if (tw_lat_init(&lat, latency_out != NULL ? UINT64_C(1) << 20 : 0) != 0 ||
+	    tw_lat_init(&order_lat, latency_out != NULL ? 65536 : 0) != 0)
 		return 1;
 
 	memset(&o, 0, sizeof(o));
@@ -278,6 +319,7 @@ main(int argc, char **argv)
 	o.order_sink_ctx = &r;
 	o.ticks = mono_ns;
 	o.latency = &lat;
+	o.order_latency = &order_lat;
 	chain = tw_chain_create(&o);
 	if (chain == NULL) {
 		fprintf(stderr, "tickwire-replay: building the actors: %s\n", strerror(errno));
@@ -298,6 +340,8 @@ main(int argc, char **argv)
 				best = &r.inputs[i];
 		if (best == NULL)
 			break;
+		if (r.speed_milli != 0)
+			pace(&r, best->frame.time_ns);
 		deliver(&r, chain, best);
 		best->has_frame = tw_pcap_next(best->pcap, &best->frame) == 1;
 	}
@@ -306,19 +350,36 @@ main(int argc, char **argv)
 
 	printf("== tickwire-replay, %" PRIu64 " frames, %" PRIu64 " passed, %" PRIu64
 	       " filtered\n", r.frames, r.passed, r.filtered);
+	if (r.speed_milli != 0) {
+		static const uint32_t per_10000[4] = {5000, 9900, 9990, 10000};
+
+		tw_lat_percentiles_u32(r.err_ns, r.n_err, per_10000, 4, err);
+		printf("player.speed %" PRIu64 ".%03" PRIu64 "\nplayer.frames %" PRIu64
+		       "\nplayer.error_ns p50 %" PRIu64 " p99 %" PRIu64 " p99.9 %" PRIu64
+		       " max %" PRIu64 "\n", r.speed_milli / 1000, r.speed_milli % 1000, r.n_err,
+		       err[0], err[1], err[2], err[3]);
+	}
 	tw_chain_print(chain, stdout, print_books);
 	if (latency_out != NULL) {
 		struct tw_lat_header h = {.tsc_hz = 1000000000u, .label = "replay"};
+		const struct tw_lat_recorder *recs[2] = {&lat, &order_lat};
 
-		const struct tw_lat_recorder *recs[1] = {&lat};
-
-		if (tw_lat_write(recs, 1, latency_out, &h) != 0) {
+		if (r.speed_milli != 0) {
+			h.flags = TW_LAT_FLAG_PACED | TW_LAT_FLAG_ONE_THREAD;
+			h.speed_milli = r.speed_milli;
+			h.start_tsc = r.start_ns;
+			memcpy(h.player_err_ns, err, sizeof(err));
+			h.player_packets = r.n_err;
+		}
+		if (tw_lat_write(recs, 2, latency_out, &h) != 0) {
 			fprintf(stderr, "tickwire-replay: writing %s failed\n", latency_out);
 			rc = 1;
 		}
 	}
 	tw_chain_destroy(chain);
 	tw_lat_fini(&lat);
+	tw_lat_fini(&order_lat);
+	free(r.err_ns);
 	if (r.orders != NULL && fclose(r.orders) != 0)
 		rc = 1;
 	for (uint32_t i = 0; i < r.n_inputs; i++)

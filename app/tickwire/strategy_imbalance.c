@@ -52,6 +52,9 @@ send_order(struct tw_strategy *s, const struct tw_top *top, enum tw_order_side s
 	order.trigger_seq = top->msg_seq_num;
 	order.mid = (top->bid_price + top->ask_price) / 2;
 	order.tick = top->tick;
+	order.t0 = top->t0;
+	order.t1 = top->t1;
+	order.t2 = s->params.clock != NULL ? s->params.clock() : 0;
 	if (act_send_copy(s->order_out, TW_MSG_ORDER, &order, sizeof(order)) != 0) {
 		s->stats.missed++;
 		return;

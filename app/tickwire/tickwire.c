@@ -67,6 +67,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_prefetch.h>
+#include <rte_eth_ring.h>
 #include <rte_ring.h>
 #include <rte_telemetry.h>
 
@@ -77,6 +78,7 @@
 #include "tw_preflight.h"
 #include "tw_sdnotify.h"  /* image: systemd notify protocol */
 #include "tw_heartbeat.h" /* hot lcores' progress, for the watchdog */
+#include "tw_player.h"    /* paced replay into ring-backed ports */
 #include "tw_topo.h"
 
 RTE_LOG_REGISTER(tw_log_app, tickwire.app, INFO);
@@ -123,6 +125,8 @@ struct poll_stats {
 struct poller {
 	const char *name;
 	unsigned int lcore;
+	struct poller *also;             /* a second poller this lcore drains (one capture lcore) */
+	bool hosts_player;               /* steps the player between its polls */
 	int hb;                          /* tw_heartbeat index */
 	uint32_t n_queues;
 	struct rx_queue queues[MAX_QUEUES];
@@ -142,6 +146,14 @@ struct rx_meta {                 /* 16 bytes: the mbuf's dynamic area is small *
 struct app {
 	struct tw_cfg *cfg;
 	const char *latency_out;
+	/* paced replay (--pace): the player feeds ring-backed ports */
+	uint64_t speed_milli;            /* 0: unpaced (net_pcap replays at once) */
+	int player_lcore;                /* -1: a capture lcore hosts it, or none */
+	struct tw_player *player;
+	int stamp_offset;                /* struct tw_player_stamp dynfield */
+	int paced_port[TW_CFG_MAX_PORTS];   /* DPDK port id of a ring-backed port, -1 */
+	struct rte_ring *paced_ring[TW_CFG_MAX_PORTS];
+	_Atomic bool quit_player;
 	uint32_t stats_interval_ms;
 	uint32_t print_books;
 	bool rx_clock_nic;
@@ -168,6 +180,7 @@ struct app {
 
 	struct tw_chain *chain;
 	struct tw_lat_recorder latency;
+	struct tw_lat_recorder order_latency;  /* order-out's records (tick-to-trade) */
 	struct tw_heartbeat hb;          /* hot lcores beat, the main lcore checks */
 	int hb_decode, hb_order;
 	uint64_t tsc_hz;
@@ -268,16 +281,34 @@ budget(uint16_t n)
 	return before + n <= limit ? n : (uint16_t)(limit - before);
 }
 
+/* The player's stamp of a packet of a ring-backed port (paced), or NULL. */
+static inline const struct tw_player_stamp *
+player_stamp(struct rte_mbuf *m)
+{
+	const struct tw_player_stamp *st;
+
+	if (g_app.player == NULL)
+		return NULL;
+	st = RTE_MBUF_DYNFIELD(m, g_app.stamp_offset, const struct tw_player_stamp *);
+	return st->magic == TW_PLAYER_STAMP_MAGIC ? st : NULL;
+}
+
 /*
- * t0 of a packet: the TSC at rx; with --rx-clock nic, the port's rx
- * timestamp (ns; net_pcap gives the capture time), or the wall clock for a
- * packet that came without one. t1 is then read from the wall clock too.
+ * t0 of a packet: paced, the player's release (when it became available);
+ * otherwise @p burst_tsc, the TSC read when its rx burst returned (before
+ * any packet of the burst ran the chain); with --rx-clock nic, the port's
+ * rx timestamp (ns), or the wall clock for a packet that came without one.
+ * t1 is then read from the wall clock too.
  */
 static inline uint64_t
-rx_t0(struct rte_mbuf *m)
+rx_t0(struct rte_mbuf *m, uint64_t burst_tsc)
 {
+	const struct tw_player_stamp *st = player_stamp(m);
+
+	if (st != NULL)
+		return st->t0;
 	if (!g_app.rx_clock_nic)
-		return rte_rdtsc();
+		return burst_tsc;
 	if (g_app.ts_offset >= 0 && (m->ol_flags & g_app.ts_flag))
 		return *RTE_MBUF_DYNFIELD(m, g_app.ts_offset, rte_mbuf_timestamp_t *) *
 		       g_app.ts_scale[m->port < RTE_MAX_ETHPORTS ? m->port : 0];
@@ -301,7 +332,7 @@ lat_to_ns(uint64_t ticks)
 /* Hand one accepted packet to the decode group. @return true if handed. */
 static inline bool
 hand_off(struct rte_mbuf *m, const struct queue_feed *f, const struct tw_pcap_l4 *l4,
-	 uint64_t t0, uint32_t idx)
+	 uint64_t t0, uint32_t idx, const struct tw_player_stamp *st)
 {
 	struct act_msg *msg = act_msg_alloc(TW_MSG_RX, sizeof(struct tw_rx));
 	struct tw_rx *rx;
@@ -319,6 +350,10 @@ hand_off(struct rte_mbuf *m, const struct queue_feed *f, const struct tw_pcap_l4
 	rx->t0 = t0;
 	rx->rx_ns = rx_ns_of(t0);
 	rx->burst_idx = idx;
+	if (st != NULL) {
+		rx->rxq = st->rxq;
+		rx->rx_flags = TW_RX_RXQ;
+	}
 	if (act_send(tw_chain_feed(g_app.chain), msg) != 0) {
 		act_msg_free(msg);
 		return false;
@@ -335,10 +370,12 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 	struct tw_pcap_l4 l4;
 	uint16_t n, allowed, n_ring = 0;
 	uint32_t ring_qlen = 0;
+	uint64_t burst_tsc;
 
 	n = rte_eth_rx_burst(q->port_id, q->queue, pkts, BURST);
 	if (n == 0)
 		return 0;
+	burst_tsc = rte_rdtsc();
 	bump(&p->stats.bursts, 1);
 	bump(&p->stats.rx, n);
 	allowed = budget(n);
@@ -355,7 +392,8 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct queue_feed *f;
-		uint64_t t0 = rx_t0(m);
+		const struct tw_player_stamp *st = player_stamp(m);
+		uint64_t t0 = rx_t0(m, burst_tsc);
 
 		if (i + PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
@@ -371,6 +409,8 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 				.side = f->side, .stream = f->stream, .channel = f->channel,
 				.t0 = t0,
 				.rx_ns = rx_ns_of(t0), .qlen = 0, .burst_idx = i,
+				.rxq = st != NULL ? st->rxq : 0,
+				.rx_flags = st != NULL ? TW_RX_RXQ : 0,
 			};
 			bump(&p->stats.passed, 1);
 			if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
@@ -389,7 +429,7 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 			meta->channel = f->channel;
 			meta->side_stream = (uint8_t)(f->side << 7 | f->stream);
 			to_ring[n_ring++] = m;
-		} else if (hand_off(m, f, &l4, t0, i)) {
+		} else if (hand_off(m, f, &l4, t0, i, st)) {
 			bump(&p->stats.passed, 1);
 		} else {
 			bump(&p->stats.handoff_drops, 1);
@@ -420,16 +460,22 @@ struct idler {
 };
 
 static inline void
-idle_account(struct idler *id, bool worked)
+idle_account_us(struct idler *id, bool worked, uint32_t sleep_us)
 {
 	const struct tw_cfg_poll *pc = &g_app.cfg->poll;
 
 	if (worked) {
 		id->empty = 0;
-	} else if (pc->idle_sleep_us != 0 && ++id->empty >= pc->idle_polls) {
+	} else if (sleep_us != 0 && ++id->empty >= pc->idle_polls) {
 		id->empty = pc->idle_polls;
-		rte_delay_us_sleep(pc->idle_sleep_us);
+		rte_delay_us_sleep(sleep_us);
 	}
+}
+
+static inline void
+idle_account(struct idler *id, bool worked)
+{
+	idle_account_us(id, worked, g_app.cfg->poll.idle_sleep_us);
 }
 
 static int
@@ -437,17 +483,39 @@ capture_main(void *arg)
 {
 	struct poller *p = arg;
 	struct idler idle = { 0 };
+	/* a lcore that hosts the player never sleeps: releases are due */
+	const bool player = p->hosts_player && g_app.player != NULL;
 
-	TW_LOG(INFO, capture, "%s on lcore %u, %u rx queue(s)\n", p->name, rte_lcore_id(),
-	       p->n_queues);
+	TW_LOG(INFO, capture, "%s%s%s on lcore %u, %u rx queue(s)%s\n", p->name,
+	       p->also != NULL ? " + " : "", p->also != NULL ? p->also->name : "",
+	       rte_lcore_id(), p->n_queues + (p->also != NULL ? p->also->n_queues : 0),
+	       player ? ", paced replay player" : "");
 	while (!atomic_load_explicit(&g_app.quit_capture, memory_order_acquire)) {
 		uint32_t got = 0;
 
+		if (player)
+			got += tw_player_step(g_app.player);
 		for (uint32_t i = 0; i < p->n_queues; i++)
 			got += poll_queue(p, &p->queues[i], false);
+		if (p->also != NULL)
+			for (uint32_t i = 0; i < p->also->n_queues; i++)
+				got += poll_queue(p->also, &p->also->queues[i], false);
 		tw_hb_beat(&g_app.hb, p->hb);
-		idle_account(&idle, got != 0);
+		if (p->also != NULL)
+			tw_hb_beat(&g_app.hb, p->also->hb);
+		idle_account(&idle, got != 0 || (player && !tw_player_done(g_app.player)));
 	}
+	return 0;
+}
+
+/* The player on a lcore of its own (--player-lcore). */
+static int
+player_main(void *arg)
+{
+	(void)arg;
+	TW_LOG(INFO, app, "paced replay player on lcore %u, speed %" PRIu64 ".%03" PRIu64 "\n",
+	       rte_lcore_id(), g_app.speed_milli / 1000, g_app.speed_milli % 1000);
+	tw_player_run(g_app.player, &g_app.quit_player);
 	return 0;
 }
 
@@ -474,6 +542,12 @@ drain_ring(void)
 				.t0 = meta->t0, .rx_ns = rx_ns_of(meta->t0), .qlen = meta->qlen,
 				.burst_idx = i,
 			};
+			const struct tw_player_stamp *st = player_stamp(m);
+
+			if (st != NULL) {
+				rx.rxq = st->rxq;
+				rx.rx_flags = TW_RX_RXQ;
+			}
 			if (i + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod((struct rte_mbuf *)objs[i + 1], void *));
 			if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
@@ -570,6 +644,16 @@ order_sink(void *ctx, const uint8_t *frame, uint32_t length)
 /* Terminate the session politely: at most this long for the gateway's answer. */
 #define TERMINATE_WAIT_NS UINT64_C(500000000)
 
+/* poll.order_out_idle_sleep_us, -1: as the other hot lcores */
+static uint32_t
+order_idle_sleep_us(void)
+{
+	const struct tw_cfg_poll *pc = &g_app.cfg->poll;
+
+	return pc->order_out_idle_sleep_us < 0 ? pc->idle_sleep_us :
+						 (uint32_t)pc->order_out_idle_sleep_us;
+}
+
 static int
 order_main(void *arg)
 {
@@ -591,9 +675,9 @@ order_main(void *arg)
 			atomic_store_explicit(&g_app.session_state, state, memory_order_release);
 		} else if (busy == 0) {
 			rte_pause();
-			idle_account(&idle, false);
+			idle_account_us(&idle, false, order_idle_sleep_us());
 		} else {
-			idle_account(&idle, true);
+			idle_account_us(&idle, true, 0);
 		}
 	}
 	act_group_drain(g);
@@ -630,7 +714,9 @@ port_up(uint32_t index)
 	uint32_t n_mc = 0;
 	int rc, socket;
 
-	if (rte_eth_dev_get_port_by_name(cp->devname, &port_id) != 0) {
+	if (g_app.paced_port[index] >= 0) {
+		port_id = (uint16_t)g_app.paced_port[index];   /* ring-backed (--pace) */
+	} else if (rte_eth_dev_get_port_by_name(cp->devname, &port_id) != 0) {
 		fprintf(stderr, "%s:%u: port %s: no DPDK port named %s (not probed: "
 			"device missing or bound to the kernel driver)\n",
 			g_app.cfg->ports_path, cp->device_line, cp->name, cp->devname);
@@ -997,7 +1083,10 @@ run_main_lcore(void)
 			       replay->stop_after_packets);
 			break;
 		}
-		if (rx != last_rx) {
+		/* paced: the inputs are idle only once the player has finished
+		 * (a quiet spell of the capture is not the end of it) */
+		if (rx != last_rx ||
+		    (g_app.player != NULL && !tw_player_done(g_app.player))) {
 			last_rx = rx;
 			last_change = now;
 		} else if (replay->stop_idle_ms != 0 &&
@@ -1023,7 +1112,7 @@ usage(const char *prog)
 		"usage: %s [EAL args] -- --ports FILE --config FILE [--latency-out FILE]\n"
 		"       [--stats-interval S] [--print-books N] [--rx-clock tsc|nic]\n"
 		"       [--latency-max N] [--topology XML | --synthetic STRING] [--sysfs DIR]\n"
-		"       [--preflight-root DIR]\n"
+		"       [--preflight-root DIR] [--pace SPEED [--player-lcore N]]\n"
 		"  --ports          ports.ini of the profile (dpdk-config/<profile>/ports.ini)\n"
 		"  --config         tickwire.cfg of the profile\n"
 		"  --latency-out    write latency records here (overrides latency.file)\n"
@@ -1037,7 +1126,13 @@ usage(const char *prog)
 		"  --synthetic STR  ... or an hwloc synthetic one, e.g. \"pack:1 core:2 pu:1\"\n"
 		"  --sysfs DIR      sysfs root for the isolation and PCI NUMA checks (tests)\n"
 		"  --preflight-root DIR  read DIR/sys and DIR/proc when explaining a failed\n"
-		"                   start (tests)\n",
+		"                   start (tests)\n"
+		"  --pace SPEED     paced replay: the rx_pcap captures of the profile's ports\n"
+		"                   reach ring-backed ports at their capture times / SPEED\n"
+		"                   (1 real time, 10, 100, ...; max: all at once, net_pcap)\n"
+		"  --player-lcore N the player's lcore: a capture lcore (two-stage: it steps\n"
+		"                   the player between polls) or an unused lcore of\n"
+		"                   eal.lcores (default: capture A's lcore in two-stage)\n",
 		prog);
 }
 
@@ -1056,6 +1151,8 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 		{"synthetic", required_argument, NULL, 'y'},
 		{"sysfs", required_argument, NULL, 'f'},
 		{"preflight-root", required_argument, NULL, 'P'},
+		{"pace", required_argument, NULL, 'S'},
+		{"player-lcore", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1084,6 +1181,24 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 			break;
 		case 'f': g_app.topo.sysfs_root = optarg; break;
 		case 'P': g_app.preflight_root = optarg; break;
+		case 'S':
+			if (tw_lat_parse_speed(optarg, &g_app.speed_milli) != 0) {
+				fprintf(stderr, "tickwire: --pace %s: not a speed; hint: a factor "
+					"of real time such as 1, 10, 0.5, or max\n", optarg);
+				return -1;
+			}
+			break;
+		case 'L': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end != '\0' || v < 0 || v >= RTE_MAX_LCORE) {
+				fprintf(stderr, "tickwire: --player-lcore %s: not an lcore id\n", optarg);
+				return -1;
+			}
+			g_app.player_lcore = (int)v;
+			break;
+		}
 		case 'r':
 			if (strcmp(optarg, "nic") == 0)
 				g_app.rx_clock_nic = true;
@@ -1235,6 +1350,173 @@ wait_session(void)
 	return false;
 }
 
+/* -- paced replay (--pace) ----------------------------------------------------------- */
+
+/* A port the player feeds: a vdev replaying a capture, with rx queues. */
+static bool
+port_paced(uint32_t index)
+{
+	const struct tw_cfg_port *cp = &g_app.cfg->ports[index];
+	char path[TW_CFG_PATH_MAX];
+
+	return g_app.speed_milli != 0 && cp->rx_queues > 0 &&
+	       tw_cfg_port_rx_pcap(cp, path, sizeof(path)) != 0;
+}
+
+static bool
+vdev_paced(const char *device)
+{
+	for (uint32_t i = 0; i < g_app.cfg->n_ports; i++)
+		if (strcmp(g_app.cfg->ports[i].device, device) == 0 && port_paced(i))
+			return true;
+	return false;
+}
+
+/* The player's inputs: input k is port paced_of_input[k]. */
+static uint32_t paced_of_input[TW_PLAYER_MAX_INPUTS];
+
+/* The port's multicast filter, as port_up() programs it: the feeds of the port. */
+static bool
+player_filter(void *ctx, uint32_t input, const uint8_t *frame, uint32_t length,
+	      uint32_t linktype)
+{
+	const uint32_t port = paced_of_input[input];
+	struct tw_pcap_l4 l4;
+
+	(void)ctx;
+	if (tw_pcap_parse_frame(frame, length, linktype, &l4, NULL) != 0 || l4.protocol != 17)
+		return false;
+	for (uint32_t f = 0; f < g_app.cfg->n_feeds; f++) {
+		const struct tw_cfg_feed *feed = &g_app.cfg->feeds[f];
+
+		if (feed->port == port && rte_be_to_cpu_32(feed->group) == l4.dst_ip &&
+		    feed->udp_port == l4.dst_port)
+			return true;
+	}
+	return false;
+}
+
+/* Is @p lcore the lcore of a used role? @return the role or -1. */
+static int
+lcore_role(int lcore)
+{
+	for (int r = 0; r < TW_CFG_ROLE_COUNT; r++)
+		if (tw_cfg_role_used(g_app.cfg, (enum tw_cfg_role)r) &&
+		    g_app.cfg->lcores[r].id == lcore)
+			return r;
+	return -1;
+}
+
+/*
+ * Paced replay: a ring-backed port for every capture port, the player over
+ * their captures, and who steps it: in two-stage a capture lcore (between
+ * its polls; capture A's unless --player-lcore names the other), else a
+ * lcore of its own (--player-lcore; in one-thread the unused capture_a
+ * lcore by default). @return 0, -1 (reported).
+ */
+static int
+setup_player(void)
+{
+	static const struct rte_mbuf_dynfield stamp_desc = {
+		.name = "tickwire_player_stamp",
+		.size = sizeof(struct tw_player_stamp),
+		.align = __alignof__(struct tw_player_stamp),
+	};
+	const struct tw_cfg *cfg = g_app.cfg;
+	const bool two_stage = cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE;
+	struct tw_player_opts po;
+	char err[512];
+	int role;
+
+	memset(&po, 0, sizeof(po));
+	g_app.stamp_offset = rte_mbuf_dynfield_register(&stamp_desc);
+	if (g_app.stamp_offset < 0) {
+		fprintf(stderr, "tickwire: --pace: mbuf dynfield: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	for (uint32_t i = 0; i < cfg->n_ports; i++) {
+		const struct tw_cfg_port *cp = &cfg->ports[i];
+		static char paths[TW_CFG_MAX_PORTS][TW_CFG_PATH_MAX];
+		char name[RTE_RING_NAMESIZE];
+		unsigned int size = 64;
+		int id;
+
+		if (!port_paced(i))
+			continue;
+		if (cp->rx_queues != 1 || cp->tx_queues != 0) {
+			fprintf(stderr, "%s:%u: error: [port.%s] has %u rx and %u tx queues; --pace "
+				"replays a capture port with 1 rx queue and no tx; hint: set "
+				"rx_queues = 1 and tx_queues = 0, or run without --pace\n",
+				cfg->ports_path, cp->device_line, cp->name, cp->rx_queues,
+				cp->tx_queues);
+			return -1;
+		}
+		while (size < cp->rx_desc && size < 65536)
+			size <<= 1;
+		snprintf(name, sizeof(name), "tw_paced_%u", i);
+		/* one producer (the player), one consumer (the port's poller) */
+		g_app.paced_ring[i] = rte_ring_create(name, size, rte_socket_id(),
+						      RING_F_SP_ENQ | RING_F_SC_DEQ);
+		id = g_app.paced_ring[i] == NULL ? -1 :
+		     /* net_ring wants a tx ring too; the port configures none */
+		     rte_eth_from_rings(cp->name, &g_app.paced_ring[i], 1,
+					&g_app.paced_ring[i], 1, rte_socket_id());
+		if (id < 0) {
+			fprintf(stderr, "tickwire: --pace: ring-backed port for [port.%s]: %s\n",
+				cp->name, rte_strerror(rte_errno));
+			return -1;
+		}
+		g_app.paced_port[i] = id;
+		tw_cfg_port_rx_pcap(cp, paths[i], sizeof(paths[i]));
+		paced_of_input[po.n_inputs] = i;
+		po.inputs[po.n_inputs].path = paths[i];
+		po.inputs[po.n_inputs].ring = g_app.paced_ring[i];
+		po.n_inputs++;
+	}
+	if (po.n_inputs == 0) {
+		fprintf(stderr, "%s: error: --pace: no port replays a capture; hint: a capture "
+			"port is a vdev with rx_pcap=FILE and rx_queues = 1\n", cfg->ports_path);
+		return -1;
+	}
+	po.speed_milli = g_app.speed_milli;
+	po.tsc_hz = g_app.tsc_hz;
+	po.pool = g_app.pool;
+	po.stamp_offset = g_app.stamp_offset;
+	po.filter = player_filter;
+	g_app.player = tw_player_create(&po, err, sizeof(err));
+	if (g_app.player == NULL) {
+		fprintf(stderr, "tickwire: --pace: %s\n", err);
+		return -1;
+	}
+
+	/* who steps it */
+	if (g_app.player_lcore < 0)
+		g_app.player_lcore = cfg->lcores[TW_CFG_ROLE_CAPTURE_A].id;
+	role = lcore_role(g_app.player_lcore);
+	if (two_stage && (role == TW_CFG_ROLE_CAPTURE_A || role == TW_CFG_ROLE_CAPTURE_B)) {
+		g_app.capture[role == TW_CFG_ROLE_CAPTURE_B &&
+			      cfg->lcores[TW_CFG_ROLE_CAPTURE_A].id != g_app.player_lcore ?
+			      1 : 0].hosts_player = true;
+		g_app.player_lcore = -1;     /* hosted: no lcore of its own */
+		return 0;
+	}
+	if (g_app.player_lcore < 0 || role >= 0 ||
+	    !rte_lcore_is_enabled((unsigned int)g_app.player_lcore)) {
+		char what[96];
+
+		if (g_app.player_lcore < 0)
+			snprintf(what, sizeof(what), "none given");
+		else
+			snprintf(what, sizeof(what), "lcore %d %s", g_app.player_lcore,
+				 role >= 0 ? "runs a role" : "is not an lcore of eal.lcores");
+		fprintf(stderr, "tickwire: --pace: the player needs an lcore of its own (%s); "
+			"hint: --player-lcore N with N a capture lcore (two-stage) or an lcore "
+			"of eal.lcores (%s) that no role uses\n", what, cfg->eal.lcores);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 release_mbuf(void *ctx, void *cookie)
 {
@@ -1256,6 +1538,7 @@ build_chain(void)
 	o.release = release_mbuf;
 	o.ticks = g_app.rx_clock_nic ? wall_ns : read_tsc;
 	o.latency = &g_app.latency;
+	o.order_latency = &g_app.order_latency;
 	o.now_ns = wall_ns;
 	if (g_app.has_session) {
 		o.session = &g_app.session;
@@ -1284,6 +1567,10 @@ main(int argc, char **argv)
 	g_app.tx_port = -1;
 	g_app.ts_offset = -1;
 	g_app.meta_offset = -1;
+	g_app.stamp_offset = -1;
+	g_app.player_lcore = -1;
+	for (uint32_t i = 0; i < TW_CFG_MAX_PORTS; i++)
+		g_app.paced_port[i] = -1;
 
 	for (dash = 1; dash < argc && strcmp(argv[dash], "--") != 0; dash++)
 		;
@@ -1341,8 +1628,16 @@ main(int argc, char **argv)
 		return 1;
 	}
 	eal_argc = 0;
-	for (int i = 0; i < eal->argc; i++)
+	for (int i = 0; i < eal->argc; i++) {
+		/* paced: a capture port becomes a ring-backed port the player
+		 * feeds (setup_player), so its net_pcap vdev is not created */
+		if (strcmp(eal->argv[i], "--vdev") == 0 && i + 1 < eal->argc &&
+		    vdev_paced(eal->argv[i + 1])) {
+			i++;
+			continue;
+		}
 		eal_argv[eal_argc++] = eal->argv[i];
+	}
 	for (int i = 1; i < dash; i++)
 		eal_argv[eal_argc++] = argv[i];
 
@@ -1376,7 +1671,8 @@ main(int argc, char **argv)
 	rte_telemetry_register_cmd("/tickwire/latency", tel_latency,
 		"t1 - t0 percentiles (ns, log2 buckets: upper bounds) and max. No parameters.");
 
-	if (tw_lat_init(&g_app.latency, g_app.latency_out != NULL ? g_app.latency_max : 0) != 0) {
+	if (tw_lat_init(&g_app.latency, g_app.latency_out != NULL ? g_app.latency_max : 0) != 0 ||
+	    tw_lat_init(&g_app.order_latency, g_app.latency_out != NULL ? 65536 : 0) != 0) {
 		fprintf(stderr, "tickwire: no memory for %" PRIu64 " latency records\n",
 			g_app.latency_max);
 		goto cleanup;
@@ -1400,6 +1696,8 @@ main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	if (g_app.speed_milli != 0 && setup_player() != 0)
+		goto cleanup;
 	for (uint32_t i = 0; i < g_app.cfg->n_ports; i++) {
 		if (port_up(i) != 0) {
 			/* a PCI port EAL did not probe: missing, or bound to its kernel driver */
@@ -1492,12 +1790,23 @@ main(int argc, char **argv)
 							tsc_to_ns(rte_rdtsc()));
 			g_app.capture[1].hb = tw_hb_add(&g_app.hb, "capture B",
 							tsc_to_ns(rte_rdtsc()));
+			if (g_app.capture[0].lcore == g_app.capture[1].lcore) {
+				/* one capture lcore drains both feeds */
+				g_app.capture[0].also = &g_app.capture[1];
+				g_app.capture[0].hosts_player |= g_app.capture[1].hosts_player;
+			}
 			rc = rte_eal_remote_launch(capture_main, &g_app.capture[0],
 						   g_app.capture[0].lcore);
-			if (rc == 0)
+			if (rc == 0 && g_app.capture[0].also == NULL)
 				rc = rte_eal_remote_launch(capture_main, &g_app.capture[1],
 							   g_app.capture[1].lcore);
 		}
+		if (rc == 0 && g_app.player != NULL && g_app.player_lcore >= 0)
+			rc = rte_eal_remote_launch(player_main, NULL,
+						   (unsigned int)g_app.player_lcore);
+		/* everything polls: the first frame is due 10 ms from now */
+		if (rc == 0 && g_app.player != NULL)
+			tw_player_start(g_app.player, rte_rdtsc() + g_app.tsc_hz / 100);
 		if (rc != 0)
 			fprintf(stderr, "tickwire: launching workers: %s (are the lcores of "
 				"tickwire.cfg in --lcores?)\n", rte_strerror(-rc));
@@ -1506,6 +1815,9 @@ main(int argc, char **argv)
 	}
 
 	/* Stop in pipeline order so nothing handed over is lost or leaked. */
+	atomic_store_explicit(&g_app.quit_player, true, memory_order_release);
+	if (g_app.player != NULL && g_app.player_lcore >= 0)
+		rte_eal_wait_lcore((unsigned int)g_app.player_lcore);
 	atomic_store_explicit(&g_app.quit_capture, true, memory_order_release);
 	if (g_app.cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE) {
 		rte_eal_wait_lcore((unsigned int)g_app.cfg->lcores[TW_CFG_ROLE_CAPTURE_A].id);
@@ -1523,6 +1835,17 @@ main(int argc, char **argv)
 
 	if (rc == 0) {
 		struct act_mailbox_stats mb;
+		struct tw_player_stats ps;
+		uint64_t rx_drops = g_app.ring_drops;
+
+		for (unsigned int i = 0; i < 2; i++)
+			rx_drops += peek(&g_app.capture[i].stats.handoff_drops);
+		rx_drops += peek(&g_app.decode_poll.stats.handoff_drops);
+		memset(&ps, 0, sizeof(ps));
+		if (g_app.player != NULL) {
+			tw_player_stats(g_app.player, &ps);
+			rx_drops += ps.ring_full + ps.no_mbuf;
+		}
 
 		printf("== tickwire: %s, topology %s, hand-off %s\n",
 		       g_signal != 0 ? "stopped by signal" : "replay finished",
@@ -1542,6 +1865,17 @@ main(int argc, char **argv)
 		       mb.max_depth);
 		printf("decode.ring_drops %" PRIu64 "\norder.tx_fail %" PRIu64 "\n",
 		       g_app.ring_drops, g_app.tx_fail);
+		if (g_app.player != NULL)
+			printf("player.speed %" PRIu64 ".%03" PRIu64 "\nplayer.frames %" PRIu64
+			       "\nplayer.released %" PRIu64 "\nplayer.ring_full %" PRIu64
+			       "\nplayer.no_mbuf %" PRIu64 "\nplayer.filtered %" PRIu64
+			       "\nplayer.span_ms %" PRIu64 "\nplayer.error_ns p50 %" PRIu64
+			       " p99 %" PRIu64 " p99.9 %" PRIu64 " max %" PRIu64 "\n",
+			       g_app.speed_milli / 1000, g_app.speed_milli % 1000, ps.frames,
+			       ps.released, ps.ring_full, ps.no_mbuf, ps.filtered,
+			       ps.span_ns / 1000000, ps.err_ns[0], ps.err_ns[1], ps.err_ns[2],
+			       ps.err_ns[3]);
+		printf("rx_drops %" PRIu64 "\n", rx_drops);
 		tw_chain_print(g_app.chain, stdout, g_app.print_books);
 		if (g_app.latency_out != NULL) {
 			struct tw_lat_header h;
@@ -1549,15 +1883,24 @@ main(int argc, char **argv)
 			memset(&h, 0, sizeof(h));
 			h.flags = g_app.cfg->topology == TW_CFG_TOPOLOGY_ONE_THREAD ?
 					  TW_LAT_FLAG_ONE_THREAD : 0;
+			if (g_app.player != NULL) {
+				h.flags |= TW_LAT_FLAG_PACED;
+				h.speed_milli = g_app.speed_milli;
+				h.start_tsc = tw_player_start_tsc(g_app.player);
+				memcpy(h.player_err_ns, ps.err_ns, sizeof(h.player_err_ns));
+				h.player_packets = ps.released;
+			}
+			h.rx_drops = rx_drops;
 			/* with --rx-clock nic, t0 and t1 are ns (NIC and wall clock) */
 			h.tsc_hz = g_app.rx_clock_nic ? UINT64_C(1000000000) : g_app.tsc_hz;
 			if (g_app.rx_clock_nic)
 				h.flags |= TW_LAT_FLAG_NIC_T0;
 			snprintf(h.label, sizeof(h.label), "%s",
 				 tw_cfg_topology_name(g_app.cfg->topology));
-			const struct tw_lat_recorder *recs[1] = {&g_app.latency};
+			const struct tw_lat_recorder *recs[2] = {&g_app.latency,
+								 &g_app.order_latency};
 
-			if (tw_lat_write(recs, 1, g_app.latency_out, &h) != 0)
+			if (tw_lat_write(recs, 2, g_app.latency_out, &h) != 0)
 				fprintf(stderr, "tickwire: writing %s failed\n", g_app.latency_out);
 			else
 				printf("== latency: %" PRIu64 " records (%" PRIu64 " dropped) in %s\n",
@@ -1573,8 +1916,20 @@ cleanup:
 	g_app.chain = NULL;
 	if (g_app.ring != NULL)
 		rte_ring_free(g_app.ring);
+	/* the player's prepared mbufs go back to the pool before it goes */
+	tw_player_destroy(g_app.player);
+	g_app.player = NULL;
+	for (uint32_t i = 0; i < TW_CFG_MAX_PORTS; i++)
+		if (g_app.paced_ring[i] != NULL) {
+			struct rte_mbuf *m = NULL;
+
+			while (rte_ring_dequeue(g_app.paced_ring[i], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(g_app.paced_ring[i]);
+		}
 	rte_mempool_free(g_app.pool);
 	tw_lat_fini(&g_app.latency);
+	tw_lat_fini(&g_app.order_latency);
 	rte_eal_cleanup();
 	tw_cfg_free(g_app.cfg);
 	free(eal);

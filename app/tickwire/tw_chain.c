@@ -31,6 +31,9 @@ struct stage_packet {
 	uint64_t rx_ns;
 	uint64_t t0;             /* rx TSC of the datagram in hand; 0 from a timer */
 	uint32_t qlen;
+	uint32_t rxq;
+	uint32_t rx_flags;       /* TW_RX_RXQ */
+	uint32_t burst_idx;
 };
 
 /* decoder -> book */
@@ -75,6 +78,9 @@ struct arbiter_state {
 	/* the datagram being pushed: what its deliveries carry */
 	uint64_t cur_t0;
 	uint32_t cur_qlen;
+	uint32_t cur_rxq;
+	uint32_t cur_rx_flags;
+	uint32_t cur_burst_idx;
 };
 
 struct decoder_state {
@@ -91,7 +97,12 @@ struct book_stage {
 	/* what latency records of the current events carry */
 	uint64_t cur_t0;
 	uint32_t cur_qlen;
+	uint32_t cur_rxq;
+	uint32_t cur_rx_flags;
+	uint8_t cur_burst_idx;
 	uint16_t cur_event_idx;
+	uint16_t cur_msg_idx;          /* SBE message of the packet being applied */
+	uint64_t first_record;         /* the packet's first latency record */
 };
 
 /* Open orders order-out tracks (for fills, the kill switch). Linear scans:
@@ -190,6 +201,7 @@ on_arb_deliver(void *ctx, const struct mdp3_arb_packet *p)
 	m.body = (struct stage_packet){
 		.data = p->data, .length = p->length, .channel = ch->index, .feed = p->feed,
 		.held = p->held, .rx_ns = p->rx_ns, .t0 = as->cur_t0, .qlen = as->cur_qlen,
+		.rxq = as->cur_rxq, .rx_flags = as->cur_rx_flags, .burst_idx = as->cur_burst_idx,
 	};
 	n = act_fast_send(as->chain->decoder, &m.hdr, &rc, sizeof(rc));
 	return n < 0 ? n : rc;
@@ -251,6 +263,9 @@ on_rx(struct act_actor *self, void *state, struct act_msg *msg)
 		/* Instrumentation only: through the mailbox, the runtime's depth at
 		 * enqueue; through an rte_ring or a direct call, what the sender saw. */
 		as->cur_qlen = msg->qdepth != 0 ? msg->qdepth : rx->qlen;
+		as->cur_rxq = rx->rxq;
+		as->cur_rx_flags = rx->rx_flags;
+		as->cur_burst_idx = rx->burst_idx;
 		rc = mdp3_arb_push(as->ch[index].arb, rx->side == TW_SIDE_B ? MDP3_FEED_B :
 				   MDP3_FEED_A, rx->payload, rx->length, rx->rx_ns);
 		as->cur_t0 = 0;
@@ -372,6 +387,7 @@ on_book_event(void *ctx, const struct book_event *ev)
 	struct book_stage *bs = ctx;
 	struct tw_chain *c = bs->chain;
 	ACT_STACK_MSG(m, struct tw_top);
+	struct tw_lat_record *kept = NULL;
 	int rc;
 
 	count(&c->stats.events, 1);
@@ -401,16 +417,25 @@ on_book_event(void *ctx, const struct book_event *ev)
 			.t1 = c->opts.ticks(),
 			.instrument = ev->security_id,
 			.stream = m.body.kind == TW_TOP_BOOK ? TW_LAT_BOOK : TW_LAT_TRADE,
-			.idx = bs->cur_event_idx,
+			.burst_idx = bs->cur_burst_idx,
+			.idx = bs->cur_msg_idx,
+			.event = bs->cur_event_idx,
 			.qlen = bs->cur_qlen,
+			.rxq = bs->cur_rxq,
 			.msg_seq_num = ev->msg_seq_num,
+			.flags = (bs->cur_rx_flags & TW_RX_RXQ) ? TW_LAT_REC_RXQ : 0,
 		};
-		tw_lat_add(c->opts.latency, &rec);
+
+		m.body.t0 = rec.t0;
+		m.body.t1 = rec.t1;
+		kept = tw_lat_add(c->opts.latency, &rec);
 	}
 	bs->cur_event_idx++;
 	if (c->signal == NULL)
 		return;
 	rc = act_fast_send(c->signal, &m.hdr, NULL, 0);
+	if (kept != NULL)
+		kept->t2 = c->opts.ticks();  /* the signal has decided */
 	if (rc < 0)
 		count(&c->stats.signal_errors, 1);
 	else
@@ -442,7 +467,13 @@ on_book_begin(struct act_actor *self, void *state, struct act_msg *msg)
 	bs->cur_channel = p->channel;
 	bs->cur_t0 = p->t0;
 	bs->cur_qlen = p->qlen;
+	bs->cur_rxq = p->rxq;
+	bs->cur_rx_flags = p->rx_flags;
+	bs->cur_burst_idx = p->burst_idx > UINT8_MAX ? UINT8_MAX : (uint8_t)p->burst_idx;
 	bs->cur_event_idx = 0;
+	bs->cur_msg_idx = 0;
+	if (bs->chain->opts.latency != NULL)
+		bs->first_record = bs->chain->opts.latency->count;
 	bs->open = bs->feed[p->channel];
 	book_feed_packet_begin(bs->open, (enum mdp3_feed_id)p->feed, p->data, p->length,
 			       p->rx_ns, &bs->pc);
@@ -456,17 +487,27 @@ on_book_message(struct act_actor *self, void *state, struct act_msg *msg)
 
 	(void)self;
 	book_feed_message(bs->open, &bs->pc, ACT_PAYLOAD(msg, const struct stage_message)->msg);
+	bs->cur_msg_idx++;
 }
 
 static void
 on_book_end(struct act_actor *self, void *state, struct act_msg *msg)
 {
 	struct book_stage *bs = state;
+	struct tw_lat_recorder *lat = bs->chain->opts.latency;
+	const uint16_t n_msgs = bs->cur_msg_idx;
 
 	(void)self;
+	/* what the end of the packet publishes belongs to its last message */
+	if (n_msgs != 0)
+		bs->cur_msg_idx = (uint16_t)(n_msgs - 1);
 	book_feed_packet_end(bs->open, &bs->pc, ACT_PAYLOAD(msg, const struct stage_end)->walk_rc);
 	bs->open = NULL;
 	bs->cur_t0 = 0;
+	/* the packet's message count, now known, into its records */
+	if (lat != NULL)
+		for (uint64_t i = bs->first_record; i < lat->count; i++)
+			lat->records[i].n_msgs = n_msgs;
 	mirror_book(bs->chain, bs->cur_channel);
 }
 
@@ -495,7 +536,11 @@ on_book_direct(struct act_actor *self, void *state, struct act_msg *msg)
 	bs->cur_channel = d->channel;
 	bs->cur_t0 = rx->t0;
 	bs->cur_qlen = msg->qdepth != 0 ? msg->qdepth : rx->qlen;
+	bs->cur_rxq = rx->rxq;
+	bs->cur_rx_flags = rx->rx_flags;
+	bs->cur_burst_idx = rx->burst_idx > UINT8_MAX ? UINT8_MAX : (uint8_t)rx->burst_idx;
 	bs->cur_event_idx = 0;
+	bs->cur_msg_idx = 0;
 	if (book_feed_packet(bs->feed[d->channel], (enum mdp3_stream)rx->stream,
 			     rx->side == TW_SIDE_B ? MDP3_FEED_B : MDP3_FEED_A, rx->payload,
 			     rx->length, rx->rx_ns) < 0)
@@ -650,6 +695,22 @@ price_band(const struct tw_chain *c, const struct tw_order *o)
 	return tick * (int64_t)c->opts.price_band_ticks;
 }
 
+/* Tick-to-trade: the order's record, t3 read now (order-out's recorder). */
+static void
+record_order(const struct tw_chain *c, const struct tw_order *o)
+{
+	struct tw_lat_record rec;
+
+	if (c->opts.order_latency == NULL || c->opts.ticks == NULL || o->t0 == 0)
+		return;
+	rec = (struct tw_lat_record){
+		.t0 = o->t0, .t1 = o->t1, .t2 = o->t2, .t3 = c->opts.ticks(),
+		.instrument = o->security_id, .stream = TW_LAT_ORDER,
+		.msg_seq_num = o->trigger_seq, .order_id = o->client_order_id,
+	};
+	tw_lat_add(c->opts.order_latency, &rec);
+}
+
 /* Risk, then the session (or the frame sink). @return enum tw_order_reason. */
 static uint32_t
 place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
@@ -684,6 +745,7 @@ place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 
 		if (len != 0 && c->opts.order_sink != NULL) {
 			c->opts.order_sink(c->opts.order_sink_ctx, frame, len);
+			record_order(c, o);
 			count(&c->stats.orders_written, 1);
 		}
 		return TW_ORDER_SENT;
@@ -698,6 +760,7 @@ place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 			il3_risk_on_order_closed(&os->risk, io.security_id, io.side, io.quantity);
 		return why;
 	}
+	record_order(c, o);
 	*slot = (struct open_order){
 		.clordid = *clordid, .client_order_id = o->client_order_id,
 		.security_id = o->security_id, .leaves = o->qty, .side = io.side, .used = 1,
@@ -1094,7 +1157,12 @@ tw_chain_create(const struct tw_chain_opts *opts)
 		const act_handler_fn *sh;
 		uint32_t n;
 
-		c->strategy = tw_strategy_create(&opts->strategy, c->order_out);
+		struct tw_strategy_params sp = opts->strategy;
+
+		/* t2 of the orders, on the clock of the other stamps */
+		if (opts->latency != NULL || opts->order_latency != NULL)
+			sp.clock = opts->ticks;
+		c->strategy = tw_strategy_create(&sp, c->order_out);
 		if (c->strategy == NULL)
 			goto fail;
 		sh = tw_strategy_handlers(&n);

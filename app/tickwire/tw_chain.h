@@ -95,7 +95,10 @@ struct tw_chain_opts {
 	tw_release_fn release;        /**< may be NULL */
 	void *release_ctx;
 	tw_ticks_fn ticks;            /**< clock of t1; NULL: no latency records */
-	struct tw_lat_recorder *latency; /**< may be NULL */
+	struct tw_lat_recorder *latency; /**< book events (decode thread); may be NULL */
+	/** orders: tick-to-trade, t3 read when the order was handed to the sink
+	 *  or the session (order-out thread); may be NULL */
+	struct tw_lat_recorder *order_latency;
 	/* order-out: pre-trade risk and the iLink 3 session (lib/ilink3) */
 	bool risk_enabled;            /**< run il3_risk_check_new() on every order */
 	struct il3_risk_limits risk;  /**< price_band is set per order, see below */

@@ -229,3 +229,44 @@ proto:
 	fclose(f);
 	return -EPROTO;
 }
+
+int
+tw_lat_parse_speed(const char *s, uint64_t *milli)
+{
+	char *end;
+	double v;
+
+	if (strcmp(s, "max") == 0) {
+		*milli = 0;
+		return 0;
+	}
+	v = strtod(s, &end);
+	if (end == s || *end != '\0' || !(v >= 0.001 && v <= 1e9))
+		return -EINVAL;
+	*milli = (uint64_t)(v * 1000.0 + 0.5);
+	return 0;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void
+tw_lat_percentiles_u32(uint32_t *values, uint64_t n, const uint32_t *per_10000,
+		       unsigned int k_count, uint64_t *out)
+{
+	if (n == 0) {
+		memset(out, 0, k_count * sizeof(*out));
+		return;
+	}
+	qsort(values, n, sizeof(*values), cmp_u32);
+	for (unsigned int k = 0; k < k_count; k++) {
+		uint64_t rank = (n * per_10000[k] + 9999) / 10000;
+
+		out[k] = values[(rank == 0 ? 1 : rank) - 1];
+	}
+}

@@ -174,6 +174,19 @@ int tw_lat_write(const struct tw_lat_recorder *const *r, unsigned int n, const c
 int tw_lat_read(const char *path, struct tw_lat_header *header,
 		struct tw_lat_record **records);
 
+/**
+ * A replay speed: "1" (real time), "10", "0.5", ... or "max" (unpaced, 0).
+ * @return 0 with *@p milli = speed x 1000, or -EINVAL.
+ */
+int tw_lat_parse_speed(const char *s, uint64_t *milli);
+
+/**
+ * Nearest-rank percentiles of @p n values (sorted in place): @p out[k] is
+ * the @p per_10000[k] / 10000 quantile, for k < @p k_count. n = 0: zeros.
+ */
+void tw_lat_percentiles_u32(uint32_t *values, uint64_t n, const uint32_t *per_10000,
+			    unsigned int k_count, uint64_t *out);
+
 /** Percentile (per mille x 10, i.e. 9999 = p99.99) of the live histogram, in ticks (upper bound). */
 uint64_t tw_lat_hist_percentile(const struct tw_lat_recorder *r, uint32_t per_10000);
 

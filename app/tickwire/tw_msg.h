@@ -87,7 +87,12 @@ struct tw_rx {
 	uint64_t rx_ns;           /**< rx time, ns (arbiter gap waits) */
 	uint32_t qlen;            /**< hand-off queue depth seen at enqueue (0: direct) */
 	uint32_t burst_idx;       /**< index of the packet in its rx burst */
+	uint32_t rxq;             /**< packets ahead of it in the rx queue at arrival */
+	uint32_t rx_flags;        /**< TW_RX_RXQ: rxq is known (paced replay) */
 };
+
+/** struct tw_rx.rx_flags */
+#define TW_RX_RXQ (1u << 0)
 
 /** Time passing (TW_MSG_TICK, TW_MSG_FLUSH). */
 struct tw_tick {
@@ -118,6 +123,10 @@ struct tw_top {
 	int64_t trade_price;      /**< TW_TOP_TRADE */
 	int64_t trade_qty;        /**< TW_TOP_TRADE */
 	int64_t tick;             /**< minimum price increment (same exponent); 0 unknown */
+	/* latency stamps (tw_latency.h), carried into the orders it causes;
+	 * never an input to a decision */
+	uint64_t t0;              /**< arrival of the packet */
+	uint64_t t1;              /**< this event was published */
 };
 
 /** Order side (wire values). */
@@ -138,6 +147,10 @@ struct tw_order {
 	uint32_t reserved;
 	int64_t mid;              /**< book mid when decided (risk price band); 0 unknown */
 	int64_t tick;             /**< minimum price increment; 0 unknown */
+	/* latency stamps (tw_latency.h), not on the wire */
+	uint64_t t0;              /**< arrival of the triggering packet */
+	uint64_t t1;              /**< the triggering event was published */
+	uint64_t t2;              /**< the strategy decided (handed it to order-out) */
 };
 
 /**

@@ -19,7 +19,8 @@
  * An order is sent only when an instrument's state changes from neutral (or
  * the other side) to buy or sell, so a persistent imbalance yields one
  * order, not one per update. At most max_orders orders in the whole run.
- * Integer arithmetic only; no clock, no randomness: the same sequence of
+ * Integer arithmetic only; no clock in any decision (params.clock only
+ * stamps t2 for the latency records), no randomness: the same sequence of
  * TW_MSG_TOP messages yields the same orders, byte for byte.
  *
  * Orders go to the order-out actor with act_send(); a refused send
@@ -51,6 +52,10 @@ struct tw_strategy_params {
 	uint32_t ratio_denominator;   /**< D, > 0 */
 	uint32_t order_qty;
 	uint32_t max_orders;
+	/** clock of the latency stamp t2 (the decision) of each order; NULL: 0.
+	 *  Only stamped into the order, never an input to a decision, so the
+	 *  orders stay the same bytes whatever the clock says. */
+	uint64_t (*clock)(void);
 };
 
 /** Counters of the strategy (read when the decode group is idle). */

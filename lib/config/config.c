@@ -42,6 +42,25 @@ bool tw_cfg_role_used(const struct tw_cfg *cfg, enum tw_cfg_role role)
 	return true;
 }
 
+size_t tw_cfg_port_rx_pcap(const struct tw_cfg_port *port, char *out, size_t cap)
+{
+	const char *p = port->kind == TW_CFG_PORT_PCI ? NULL : strstr(port->device, "rx_pcap=");
+	size_t n;
+
+	if (cap == 0)
+		return 0;
+	out[0] = '\0';
+	if (p == NULL)
+		return 0;
+	p += strlen("rx_pcap=");
+	n = strcspn(p, ",");
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return n;
+}
+
 bool tw_cfg_lcore_defined(const struct tw_cfg *cfg, unsigned int lcore)
 {
 	return lcore < TW_CFG_MAX_LCORES &&

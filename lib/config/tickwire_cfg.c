@@ -556,6 +556,9 @@ static void load_lcores(struct cfg_ctx *cc)
 
 			if (other->id != lc->id || !tw_cfg_role_used(cfg, (enum tw_cfg_role)q))
 				continue;
+			/* one capture lcore may drain both feeds */
+			if (r == TW_CFG_ROLE_CAPTURE_B && q == TW_CFG_ROLE_CAPTURE_A)
+				continue;
 			f = error_at(cc, lc->line, "lcores.%s = %d: lcore %d already runs %s "
 				     "(line %u)", tw_cfg_role_name((enum tw_cfg_role)r), lc->id,
 				     lc->id, tw_cfg_role_name((enum tw_cfg_role)q), other->line);
@@ -935,6 +938,8 @@ static void load_rest(struct cfg_ctx *cc)
 		cfg->poll.idle_sleep_us = (uint32_t)v;
 	if (get_int(cc, "poll", "idle_polls", &v, NULL))
 		cfg->poll.idle_polls = (uint32_t)v;
+	if (get_int(cc, "poll", "order_out_idle_sleep_us", &v, NULL))
+		cfg->poll.order_out_idle_sleep_us = (int32_t)v;
 	if (cfg->poll.idle_sleep_us != 0) {
 		f = note_at(cc, TW_CFG_INFO, cfg->poll.idle_sleep_us_line,
 			    "poll.idle_sleep_us = %u: hot lcores sleep after %u empty polls; "

@@ -246,6 +246,12 @@ struct tw_cfg_port {
 	uint32_t device_line;             /**< line of its pci or vdev key */
 };
 
+/**
+ * The rx_pcap= file of a vdev port (net_pcap replaying a capture), or ""
+ * (a PCI port, or a vdev without one). @return the length written.
+ */
+size_t tw_cfg_port_rx_pcap(const struct tw_cfg_port *port, char *out, size_t cap);
+
 /** Which copy of a channel a feed carries. */
 enum tw_cfg_feed_side {
 	TW_CFG_SIDE_A = 0,
@@ -439,6 +445,8 @@ struct tw_cfg_replay {
 struct tw_cfg_poll {
 	uint32_t idle_sleep_us;           /**< 0 = never sleep */
 	uint32_t idle_polls;              /**< empty polls in a row before sleeping */
+	/** order-out's own idle sleep; -1: idle_sleep_us */
+	int32_t order_out_idle_sleep_us;
 	uint32_t idle_sleep_us_line;      /**< 0 if absent */
 };
 

@@ -37,6 +37,7 @@ static void good_profile_loads(void **state)
 	assert_false(cfg->checks.require_dedicated_cores);
 	assert_int_equal(cfg->poll.idle_sleep_us, 0);                  /* default: busy-poll */
 	assert_int_equal(cfg->poll.idle_polls, 100000);                /* default */
+	assert_int_equal(cfg->poll.order_out_idle_sleep_us, -1);       /* default: idle_sleep_us */
 	fx_free(fx);
 }
 
@@ -47,10 +48,12 @@ static void poll_idle_sleep(void **state)
 
 	(void)state;
 	fx_replace(&fx->config_text, "replay = {",
-		   "poll = {\n  idle_sleep_us = 250;\n  idle_polls = 64;\n};\nreplay = {");
+		   "poll = {\n  idle_sleep_us = 250;\n  idle_polls = 64;\n"
+		   "  order_out_idle_sleep_us = 40;\n};\nreplay = {");
 	cfg = fx_expect_ok(fx);
 	assert_int_equal(cfg->poll.idle_sleep_us, 250);
 	assert_int_equal(cfg->poll.idle_polls, 64);
+	assert_int_equal(cfg->poll.order_out_idle_sleep_us, 40);
 	/* a note that says what it costs, at the line of idle_sleep_us */
 	assert_non_null(fx_find(fx, TW_CFG_INFO, CFG, fx_line_of(fx->config_text, "idle_sleep_us"),
 				"the first packet after a quiet spell waits up to 250 us"));
@@ -271,6 +274,26 @@ static void duplicate_lcore(void **state)
 	fx_replace(&fx->config_text, "  order_out = 4;", "  order_out = 2;");
 	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "order_out = 2"),
 			"lcores.order_out = 2: lcore 2 already runs capture_b");
+	fx_free(fx);
+}
+
+/* One capture lcore may drain both feeds (capture_b = capture_a); any
+ * other pair of roles on one lcore stays an error. */
+static void one_capture_lcore(void **state)
+{
+	struct fx *fx = fx_new();
+	struct tw_cfg *cfg;
+
+	(void)state;
+	fx_replace(&fx->config_text, "  capture_b = 2;", "  capture_b = 1;");
+	cfg = fx_expect_ok(fx);
+	assert_int_equal(cfg->lcores[TW_CFG_ROLE_CAPTURE_A].id, 1);
+	assert_int_equal(cfg->lcores[TW_CFG_ROLE_CAPTURE_B].id, 1);
+	fx_free(fx);
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  capture_b = 2;", "  capture_b = 3;");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "  decode = 3"),
+			"lcores.decode = 3: lcore 3 already runs capture_b");
 	fx_free(fx);
 }
 
@@ -628,6 +651,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(blocking_overflow),
 		cmocka_unit_test(bad_topology),
 		cmocka_unit_test(duplicate_lcore),
+		cmocka_unit_test(one_capture_lcore),
 		cmocka_unit_test(lcore_not_in_eal),
 		cmocka_unit_test(two_stage_needs_captures),
 		cmocka_unit_test(one_thread_without_captures),

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ */
+#ifndef TICKWIRE_TW_PLAYER_H
+#define TICKWIRE_TW_PLAYER_H
+
+/**
+ * @file
+ * Paced replay (DESIGN.md section 7): the appliance's stand-in for the
+ * network. It reads captures, and releases each frame into the rx ring of
+ * a ring-backed DPDK port (net_ring, rte_eth_from_rings()) at its capture
+ * time scaled by a speed factor, so the packet reaches the appliance
+ * through a real DPDK rx path (rte_eth_rx_burst) one at a time, as a wire
+ * would deliver it. The A/B skew of the captures is kept: every frame of
+ * every input is placed on one timeline.
+ *
+ * Each released mbuf carries, in a dynamic field, the TSC read at its
+ * release (t0: when it became available, what a NIC's hardware timestamp
+ * gives) and the depth of the rx ring it found (packets ahead of it). The
+ * player measures its own error, actual minus scheduled release, so a
+ * reader knows the floor of the measurement itself.
+ *
+ * The player is stepped by one thread: either its own lcore
+ * (tw_player_run()) or a capture lcore between its polls
+ * (tw_player_step()). It allocates mbufs from the appliance's pool a few
+ * packets ahead of their release, so the release itself is a stamp and an
+ * enqueue.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TW_PLAYER_MAX_INPUTS 16
+
+/** What a released mbuf carries (dynamic field "tickwire_player"). */
+struct tw_player_stamp {
+	uint64_t t0;          /**< TSC at release */
+	uint32_t rxq;         /**< packets in the rx ring before it */
+	uint32_t magic;       /**< TW_PLAYER_STAMP_MAGIC: set by the player */
+};
+
+#define TW_PLAYER_STAMP_MAGIC 0x54575031u /* "TWP1" */
+
+/** Keep a frame of input @p input? (the port's multicast filter) */
+typedef bool (*tw_player_filter_fn)(void *ctx, uint32_t input, const uint8_t *frame,
+				    uint32_t length, uint32_t linktype);
+
+struct tw_player_input {
+	const char *path;     /**< capture (pcap or pcapng) */
+	struct rte_ring *ring;/**< the rx ring of its port's queue */
+};
+
+struct tw_player_opts {
+	struct tw_player_input inputs[TW_PLAYER_MAX_INPUTS];
+	uint32_t n_inputs;
+	uint64_t speed_milli; /**< speed x 1000: 1000 real time; > 0 */
+	uint64_t tsc_hz;
+	struct rte_mempool *pool;
+	int stamp_offset;     /**< dynfield offset of struct tw_player_stamp */
+	tw_player_filter_fn filter;  /**< NULL: every frame */
+	void *filter_ctx;
+};
+
+struct tw_player_stats {
+	uint64_t frames;      /**< frames scheduled (after the filter) */
+	uint64_t released;    /**< enqueued into their ring */
+	uint64_t ring_full;   /**< dropped: the rx ring was full (a NIC's imissed) */
+	uint64_t no_mbuf;     /**< dropped: the pool was empty */
+	uint64_t filtered;    /**< frames the filter refused */
+	uint64_t err_ns[4];   /**< actual - scheduled release: p50, p99, p99.9, max */
+	uint64_t span_ns;     /**< scheduled length of the replay */
+};
+
+struct tw_player;
+
+/**
+ * Read every input (kept open: frames are released from the mapped files)
+ * and build the schedule. Not on a hot path.
+ * @return the player, or NULL with @p err (a message naming the file) filled.
+ */
+struct tw_player *tw_player_create(const struct tw_player_opts *opts, char *err,
+				   size_t err_len);
+
+/** Free the player; mbufs not yet released go back to the pool. */
+void tw_player_destroy(struct tw_player *p);
+
+/**
+ * Fix the schedule's origin: the first frame is due at @p start_tsc. Any
+ * thread, before the stepping thread sees the player started (release).
+ */
+void tw_player_start(struct tw_player *p, uint64_t start_tsc);
+
+/** true once tw_player_start() ran (acquire). */
+bool tw_player_started(const struct tw_player *p);
+
+/**
+ * Release every frame due by now, prepare the next ones. Never waits.
+ * @return frames released.
+ */
+uint32_t tw_player_step(struct tw_player *p);
+
+/**
+ * Run until every frame is released or *@p quit: spin to each release
+ * time. For a thread of its own.
+ */
+void tw_player_run(struct tw_player *p, const _Atomic bool *quit);
+
+/** true when every frame was released or dropped (acquire). */
+bool tw_player_done(const struct tw_player *p);
+
+/** The schedule's origin (tw_player_start()). */
+uint64_t tw_player_start_tsc(const struct tw_player *p);
+
+/**
+ * Counters and the error percentiles. The percentiles are computed here:
+ * call when the stepping thread has finished.
+ */
+void tw_player_stats(const struct tw_player *p, struct tw_player_stats *st);
+
+/** Frames released so far (any thread; relaxed). */
+uint64_t tw_player_released(const struct tw_player *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TICKWIRE_TW_PLAYER_H */
