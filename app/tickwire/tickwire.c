@@ -157,6 +157,7 @@ struct app {
 	uint32_t stats_interval_ms;
 	uint32_t print_books;
 	bool rx_clock_nic;
+	bool t0_capture_time;            /* --rx-clock nic on net_pcap: t0 = capture time */
 	uint64_t latency_max;
 	struct tw_topo_opts topo;        /* start-up check: this machine, or a test's */
 	const char *preflight_root;      /* "" or a test's directory holding sys/ and proc/ */
@@ -738,6 +739,14 @@ port_up(uint32_t index)
 		else if (g_app.ts_scale[port_id] == 1)
 			TW_LOG(WARNING, app, "port %s: no rx timestamp offload; --rx-clock nic "
 			       "takes t0 from the wall clock for its packets\n", cp->name);
+		if (g_app.ts_scale[port_id] != 1) {
+			g_app.t0_capture_time = true;
+			TW_LOG(WARNING, app, "port %s (net_pcap): --rx-clock nic takes t0 from the "
+			       "capture's timestamps, which are not a clock: the records' t1 - t0 "
+			       "is no latency (tickwire-report refuses it); hint: --pace SPEED "
+			       "replays the capture with a t0 per packet at its arrival\n",
+			       cp->name);
+		}
 	}
 	rc = rte_eth_dev_configure(port_id, cp->rx_queues, cp->tx_queues, &conf);
 	if (rc != 0) {
@@ -1895,6 +1904,8 @@ main(int argc, char **argv)
 			h.tsc_hz = g_app.rx_clock_nic ? UINT64_C(1000000000) : g_app.tsc_hz;
 			if (g_app.rx_clock_nic)
 				h.flags |= TW_LAT_FLAG_NIC_T0;
+			if (g_app.t0_capture_time)
+				h.flags |= TW_LAT_FLAG_CAPTURE_T0;
 			snprintf(h.label, sizeof(h.label), "%s",
 				 tw_cfg_topology_name(g_app.cfg->topology));
 			const struct tw_lat_recorder *recs[2] = {&g_app.latency,

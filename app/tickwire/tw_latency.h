@@ -32,7 +32,10 @@
  *      12    4 header size (128)
  *      16    4 record size (64)
  *      20    4 flags: bit 0 one-thread topology, bit 1 t0 from the NIC,
- *                     bit 2 paced replay
+ *                     bit 2 paced replay, bit 3 t0 is a capture time (a
+ *                     replayed capture's timestamps, --rx-clock nic on
+ *                     net_pcap): not a clock t1 can be read against, so
+ *                     t1 - t0 is no latency
  *      24    8 tsc_hz: ticks per second of t0 .. t3
  *      32    8 record count
  *      40    8 records dropped (an array was full)
@@ -84,6 +87,7 @@ extern "C" {
 #define TW_LAT_FLAG_ONE_THREAD (1u << 0)
 #define TW_LAT_FLAG_NIC_T0 (1u << 1)
 #define TW_LAT_FLAG_PACED (1u << 2)
+#define TW_LAT_FLAG_CAPTURE_T0 (1u << 3)
 /** record flags */
 #define TW_LAT_REC_RXQ (1u << 0)
 

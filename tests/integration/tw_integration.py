@@ -252,7 +252,7 @@ def check_report(ctx):
             fail('no side-by-side comparison')
     p = subprocess.run([ctx.report, os.path.join(prof, 'ports.ini')], capture_output=True,
                        text=True)
-    if p.returncode != 1 or 'not a tickwire latency file' not in p.stderr:
+    if p.returncode != 1 or 'not a version-2 latency file' not in p.stderr:
         fail('a non-latency file was not refused')
     print('ok: tickwire-report on recorded files')
 
@@ -600,15 +600,42 @@ def check_preflight(ctx):
     print('ok: preflight: %d cases' % checked)
 
 
+LAT_HEADER = 128
+LAT_RECORD = 64
+LAT_FMT = '<QQQQiBBHHHIIIII'  # tw_latency.h, version 2
+LAT_KEYS = ('t0', 't1', 't2', 't3', 'instrument', 'stream', 'burst_idx', 'idx', 'n_msgs',
+            'event', 'qlen', 'rxq', 'seq', 'order_id', 'flags')
+
+
+def latency_file(path):
+    """(header dict, [record dicts]) of a version-2 latency file."""
+    d = open(path, 'rb').read()
+    if d[:8] != b'TWLAT\0\0\2':
+        fail('%s: not a version-2 latency file' % path)
+    h = dict(zip(('flags', 'tsc_hz', 'count', 'dropped'), struct.unpack('<IQQQ', d[20:48])))
+    h.update(zip(('speed_milli', 'start_tsc', 'err_p50', 'err_p99', 'err_p999', 'err_max',
+                  'player_packets', 'rx_drops'), struct.unpack('<8Q', d[64:128])))
+    recs = [dict(zip(LAT_KEYS, struct.unpack(LAT_FMT, d[o:o + LAT_RECORD])))
+            for o in range(LAT_HEADER, LAT_HEADER + LAT_RECORD * h['count'], LAT_RECORD)]
+    return h, recs
+
+
 def check_rx_clock(ctx):
     # --rx-clock nic: t0 is the port's rx timestamp; net_pcap gives the
     # capture time (in microseconds), so every record's t0 is the capture
-    # time of a copy of its packet, truncated to the microsecond.
+    # time of a copy of its packet, truncated to the microsecond. Such a t0
+    # is no clock t1 can be read against: the file says so (flag bit 3) and
+    # tickwire-report refuses to call t1 - t0 a latency.
     prof = ctx.profile('rx-clock', synthetic=True, cfg=[ONE_THREAD])
-    ctx.run_tickwire(prof, extra=['--rx-clock', 'nic', '--print-books', '0'])
-    d = open(os.path.join(prof, 'latency.bin'), 'rb').read()
-    flags, hz, n = struct.unpack('<IQQ', d[20:40])
-    if not flags & 2 or hz != 10**9 or n == 0:
+    out = subprocess.run(ctx.tickwire_cmd(prof, ['--rx-clock', 'nic', '--print-books', '0']),
+                         capture_output=True, text=True, timeout=60)
+    if out.returncode != 0 or 'not a clock' not in out.stderr:
+        print(out.stdout, out.stderr)
+        fail('--rx-clock nic on net_pcap: exit %d, no warning that t0 is not a clock' %
+             out.returncode)
+    h, recs = latency_file(os.path.join(prof, 'latency.bin'))
+    flags, hz, n = h['flags'], h['tsc_hz'], h['count']
+    if not flags & 2 or not flags & 8 or hz != 10**9 or n == 0:
         fail('latency file: flags %#x, tsc_hz %d, %d records' % (flags, hz, n))
     times = {}
     for path in ctx.synth:
@@ -616,13 +643,134 @@ def check_rx_clock(ctx):
             seq = struct.unpack('<I', udp_payload(frame)[:4])[0]
             times.setdefault(seq, set()).add(t // 1000 * 1000)
     bad = 0
-    for i in range(n):
-        t0, _, _, _, _, _, _, seq = struct.unpack('<QQiBBHII', d[64 + 32 * i:96 + 32 * i])
-        if t0 not in times.get(seq, ()):
+    for r in recs:
+        if r['stream'] != 2 and r['t0'] not in times.get(r['seq'], ()):
             bad += 1
     if bad:
         fail('%d of %d records: t0 is not the capture time of their packet' % (bad, n))
     print('ok: --rx-clock nic: t0 of all %d records = capture time of their packet' % n)
+
+
+# -- paced replay (--pace) --------------------------------------------------------
+
+BOOK_KEYS = ('book.hash', 'book.packets_applied', 'book.messages', 'book.entries',
+             'book.book_updates', 'book.trades', 'book.rpt_seq_gaps', 'arb.lost_packets',
+             'arb.gaps', 'strategy.orders')
+
+
+def replay_run(ctx, prof, orders, extra=()):
+    p = subprocess.run([ctx.replay, '--ports', os.path.join(prof, 'ports.ini'), '--config',
+                        os.path.join(prof, 'tickwire.cfg'), '--orders-out', orders,
+                        '--print-books', '5'] + list(extra),
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr)
+        fail('tickwire-replay exited %d' % p.returncode)
+    return p.stdout
+
+
+def check_paced(ctx):
+    # Paced replay changes when packets arrive, never what they do: the
+    # appliance paced (both topologies) and unpaced, and tickwire-replay
+    # paced and unpaced, give the same books and byte-identical orders.
+    runs = {}
+    for name, topology, extra in (('unpaced', 'two-stage', []),
+                                  ('paced-two-stage', 'two-stage', ['--pace', '2']),
+                                  ('paced-one-thread', 'one-thread', ['--pace', '2'])):
+        prof = ctx.profile(name, [r'^topology = .*$=>topology = "%s";' % topology],
+                           synthetic=True)
+        out = ctx.run_tickwire(prof, timeout=90, extra=extra)
+        c = counters(out)
+        if extra:
+            h, recs = latency_file(os.path.join(prof, 'latency.bin'))
+            if not h['flags'] & 4 or h['speed_milli'] != 2000:
+                fail('%s: header flags %#x speed %d: not marked paced at 2' %
+                     (name, h['flags'], h['speed_milli']))
+            if c.get('player.released') != c.get('player.frames') or c.get('rx_drops') != '0':
+                fail('%s: player released %s of %s frames, %s rx drops' %
+                     (name, c.get('player.released'), c.get('player.frames'),
+                      c.get('rx_drops')))
+            if any(not r['flags'] & 1 for r in recs if r['stream'] != 2):
+                fail('%s: a paced record without its rx queue depth' % name)
+            print('%s: player error p50 %s' % (name, re.search(r'player.error_ns (.*)',
+                                                                out).group(1)))
+        runs[name] = (c, payloads(os.path.join(prof, 'orders.pcap')))
+    base, base_orders = runs['unpaced']
+    if not base_orders:
+        fail('the strategy sent no order: nothing to compare')
+    for name, (c, orders) in runs.items():
+        for k in BOOK_KEYS:
+            if c.get(k) != base.get(k):
+                fail('%s: %s = %s, unpaced %s' % (name, k, c.get(k), base.get(k)))
+        if orders != base_orders:
+            fail('%s: %d orders differ from the unpaced run\'s %d' %
+                 (name, len(orders), len(base_orders)))
+    # the library-only replay, unpaced and paced
+    prof = ctx.profile('replay', synthetic=True)
+    outs = []
+    for i, extra in enumerate(([], ['--pace', '4'])):
+        rp = os.path.join(ctx.tmp, 'replay-%d.pcap' % i)
+        out = replay_run(ctx, prof, rp, extra)
+        outs.append((re.sub(r'^player\..*\n', '', out, flags=re.M), payloads(rp)))
+    if outs[0] != outs[1]:
+        fail('tickwire-replay --pace 4: output or orders differ from the unpaced replay')
+    if outs[0][1] != base_orders:
+        fail('tickwire-replay orders differ from the appliance\'s')
+    print('ok: paced (2x) and unpaced: same books (hash %s) and %d byte-identical orders in '
+          'both topologies and in tickwire-replay' % (base['book.hash'], len(base_orders)))
+
+
+def check_paced_spacing(ctx):
+    # A capture with known spacing: groups of 4 packets captured at the same
+    # instant (feed B 30 us after A), a group every 400 us. Paced at real
+    # time, every record's t0 is its own packet's release - its schedule
+    # plus the player's own error, never the time its rx burst was read - so
+    # a packet read behind others in one burst is not credited with their
+    # wait. Both topologies.
+    a, b = (list(pcap_records(f))[:600] for f in ctx.synth)
+    base = a[0][0]
+    sched = {}
+    for k, recs in ((0, a), (1, b)):
+        for n, (t, frame, wire) in enumerate(recs):
+            t2 = base + (n // 4) * 400000 + k * 30000
+            recs[n] = (t2, frame, wire)
+            seq = struct.unpack('<I', udp_payload(frame)[:4])[0]
+            sched[seq] = min(sched.get(seq, t2), t2)
+    files = [os.path.join(ctx.tmp, 'spaced-%s.pcap' % s) for s in 'ab']
+    pcap_write(files[0], a)
+    pcap_write(files[1], b)
+    for topology in ('one-thread', 'two-stage'):
+        prof = ctx.profile('spacing-' + topology, [ONE_THREAD] if topology == 'one-thread'
+                           else [], rx=files)
+        out = ctx.run_tickwire(prof, timeout=90, extra=['--pace', '1', '--print-books', '0'])
+        h, recs = latency_file(os.path.join(prof, 'latency.bin'))
+        hz, start = h['tsc_hz'], h['start_tsc']
+        recs = [r for r in recs if r['stream'] != 2]
+        if not recs:
+            fail('%s: no latency record' % topology)
+        bad, late_burst, per_packet = 0, 0, {}
+        for r in recs:
+            due = start + (sched[r['seq']] - base) * hz // 10**9
+            err = r['t0'] - due
+            # the player's own error bounds every release (its ns are
+            # truncated: allow 10 ns of rounding)
+            if err < -1 or err > (h['err_max'] + 10) * hz // 10**9 + 1:
+                bad += 1
+                print('record seq %d: t0 %d ticks from its schedule, burst_idx %d rxq %d' %
+                      (r['seq'], err, r['burst_idx'], r['rxq']))
+            per_packet.setdefault(r['seq'], set()).add(r['t0'])
+            late_burst += r['burst_idx'] > 0
+        if bad:
+            fail('%s: %d of %d records: t0 is not their packet\'s release (player max error '
+                 '%d ns)' % (topology, bad, len(recs), h['err_max']))
+        if any(len(v) != 1 for v in per_packet.values()):
+            fail('%s: the records of one packet carry different t0' % topology)
+        t0s = [next(iter(per_packet[s])) for s in sorted(per_packet)]
+        if len(set(t0s)) != len(t0s):
+            fail('%s: two packets share a t0 (a t0 per burst, not per packet)' % topology)
+        print('ok: %s: t0 of %d records (%d packets, %d read behind others in their rx burst) '
+              '= their own release; player error p50 %d max %d ns' %
+              (topology, len(recs), len(per_packet), late_burst, h['err_p50'], h['err_max']))
 
 
 # -- iLink 3: demo replay -> strategy -> order-out -> tickwire-ilink-sim -------
@@ -1039,6 +1187,8 @@ def main():
         'stats': lambda: check_stats(ctx),
         'preflight': lambda: check_preflight(ctx),
         'rx-clock': lambda: check_rx_clock(ctx),
+        'paced': lambda: check_paced(ctx),
+        'paced-spacing': lambda: check_paced_spacing(ctx),
         'idle': lambda: check_idle(ctx),
     }[a.test]()
 
