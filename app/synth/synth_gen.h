@@ -60,6 +60,14 @@ struct synth_options {
 	uint64_t mu;              /**< Hawkes, Q32.32 per second */
 	uint64_t alpha;
 	uint64_t beta;
+	/** Further Hawkes kernels (--burst-kernel), Q32.32 per second. */
+	unsigned int kernel_count;
+	uint64_t kernel_alpha[SYNTH_HAWKES_KERNELS - 1];
+	uint64_t kernel_beta[SYNTH_HAWKES_KERNELS - 1];
+	uint64_t batch;           /**< chance of one more event per arrival, Q32.32 */
+	uint64_t skew_lead_ns;    /**< B's copy this much before A's on average */
+	uint64_t skew_tail[2];    /**< [0] A, [1] B: chance the copy is late, Q32.32 */
+	uint64_t skew_tail_ns[2]; /**< mean of that exponential delay */
 	uint32_t mtu;
 	uint64_t coalesce_ns;
 	uint64_t skew_ns;
@@ -165,6 +173,7 @@ struct synth_gen {
 	struct synth_rng market_rng;
 	struct synth_rng timing_rng;
 	struct synth_hawkes hawkes;
+	struct synth_rng batch_rng;   /**< --event-batch draws only */
 	unsigned int instrument_count;
 	uint64_t total_weight;
 	struct synth_instrument *inst;

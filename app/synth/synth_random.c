@@ -187,9 +187,10 @@ synth_hawkes_init(struct synth_hawkes *h, uint64_t mu, uint64_t alpha, uint64_t 
 	if (h == NULL || mu == 0 || alpha >= beta)
 		return -EINVAL;
 	h->mu = mu;
-	h->alpha = alpha;
-	h->beta = beta;
-	h->excitation = 0;
+	h->kernels = 1;
+	h->alpha[0] = alpha;
+	h->beta[0] = beta;
+	h->excitation[0] = 0;
 	h->now_ns = start_ns;
 	h->candidates = 0;
 	h->events = 0;
@@ -198,25 +199,59 @@ synth_hawkes_init(struct synth_hawkes *h, uint64_t mu, uint64_t alpha, uint64_t 
 }
 
 uint64_t
+synth_hawkes_branching(const struct synth_hawkes *h)
+{
+	synth_u128 sum = 0;
+	unsigned int k;
+
+	for (k = 0; k < h->kernels; k++)
+		sum += ((synth_u128)h->alpha[k] << 32) / h->beta[k];
+	return sum > UINT64_MAX ? UINT64_MAX : (uint64_t)sum;
+}
+
+int
+synth_hawkes_add_kernel(struct synth_hawkes *h, uint64_t alpha, uint64_t beta)
+{
+	if (h == NULL || beta == 0)
+		return -EINVAL;
+	if (h->kernels >= SYNTH_HAWKES_KERNELS)
+		return -ENOSPC;
+	if (synth_hawkes_branching(h) + (((synth_u128)alpha << 32) / beta) >= SYNTH_FX_ONE)
+		return -EINVAL;
+	h->alpha[h->kernels] = alpha;
+	h->beta[h->kernels] = beta;
+	h->excitation[h->kernels] = 0;
+	h->kernels++;
+	return 0;
+}
+
+uint64_t
 synth_hawkes_next(struct synth_hawkes *h)
 {
 	synth_u128 wait, x;
 	uint64_t bound, intensity, decay, wait_ns;
+	unsigned int k;
 
 	for (;;) {
-		bound = h->mu + h->excitation;
+		bound = h->mu;
+		for (k = 0; k < h->kernels; k++)
+			bound += h->excitation[k];
 		wait = ((synth_u128)synth_fx_neg_ln(synth_rng_unit(&h->rng)) * NS_PER_S) / bound;
 		wait_ns = wait > (UINT64_C(1) << 50) ? (UINT64_C(1) << 50) : (uint64_t)wait;
 		if (wait_ns == 0)
 			wait_ns = 1;
 		h->now_ns += wait_ns;
 		h->candidates++;
-		x = ((synth_u128)h->beta * wait_ns) / NS_PER_S;
-		decay = x >= ((synth_u128)44 << 32) ? 0 : synth_fx_exp_neg((uint64_t)x);
-		h->excitation = (uint64_t)(((synth_u128)h->excitation * decay) >> 32);
-		intensity = h->mu + h->excitation;
+		intensity = h->mu;
+		for (k = 0; k < h->kernels; k++) {
+			x = ((synth_u128)h->beta[k] * wait_ns) / NS_PER_S;
+			decay = x >= ((synth_u128)44 << 32) ? 0 : synth_fx_exp_neg((uint64_t)x);
+			h->excitation[k] = (uint64_t)(((synth_u128)h->excitation[k] * decay) >> 32);
+			intensity += h->excitation[k];
+		}
 		if (((synth_u128)(synth_rng_next(&h->rng) >> 32) * bound >> 32) < intensity) {
-			h->excitation += h->alpha;
+			for (k = 0; k < h->kernels; k++)
+				h->excitation[k] += h->alpha[k];
 			h->events++;
 			return h->now_ns;
 		}

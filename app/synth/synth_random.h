@@ -6,9 +6,12 @@
  * process simulated with integers only, so the same seed gives byte-identical
  * captures on every machine and libm.
  *
- * Hawkes process: intensity lambda(t) = mu + sum over past events t_i of
- * alpha * exp(-beta (t - t_i)), all rates per second.  Stationary when the
- * branching ratio alpha / beta < 1; the mean rate is then mu / (1 - alpha/beta).
+ * Hawkes process: intensity lambda(t) = mu + sum over past events t_i and
+ * kernels k of alpha_k * exp(-beta_k (t - t_i)), all rates per second.  One
+ * kernel clusters at one time scale; several (a sum of exponentials, up to
+ * SYNTH_HAWKES_KERNELS) approximate the slowly decaying, multi-scale
+ * clustering of real market data.  Stationary when the branching ratio
+ * n = sum alpha_k / beta_k < 1; the mean rate is then mu / (1 - n).
  * Simulated by Ogata's thinning: the intensity only decays between events,
  * so its value after the last event bounds it until the next one.
  *
@@ -58,12 +61,17 @@ uint64_t synth_fx_neg_ln(uint64_t u);
  */
 int synth_fx_parse(const char *text, uint64_t *out);
 
+/** Most kernels of a Hawkes process. */
+#define SYNTH_HAWKES_KERNELS 6
+
 /** Hawkes process state. */
 struct synth_hawkes {
 	uint64_t mu;          /**< base rate, events/s, Q32.32 */
-	uint64_t alpha;       /**< intensity jump per event, 1/s, Q32.32 */
-	uint64_t beta;        /**< decay rate, 1/s, Q32.32 */
-	uint64_t excitation;  /**< lambda(t) - mu at time now_ns, Q32.32 */
+	unsigned int kernels; /**< kernels in use, 1..SYNTH_HAWKES_KERNELS */
+	uint64_t alpha[SYNTH_HAWKES_KERNELS]; /**< intensity jump per event, 1/s, Q32.32 */
+	uint64_t beta[SYNTH_HAWKES_KERNELS];  /**< decay rate, 1/s, Q32.32 */
+	/** Kernel k's part of lambda(t) - mu at time now_ns, Q32.32. */
+	uint64_t excitation[SYNTH_HAWKES_KERNELS];
 	uint64_t now_ns;      /**< time of the last event (or the start) */
 	uint64_t candidates;  /**< thinning candidates drawn */
 	uint64_t events;      /**< events accepted */
@@ -71,11 +79,22 @@ struct synth_hawkes {
 };
 
 /**
- * Initialise a process at time start_ns.
+ * Initialise a process of one kernel (alpha, beta) at time start_ns.
  * @return 0; -EINVAL if mu is 0 or alpha >= beta (not stationary).
  */
 int synth_hawkes_init(struct synth_hawkes *h, uint64_t mu, uint64_t alpha, uint64_t beta,
 		uint64_t start_ns, uint64_t seed);
+
+/**
+ * Add a kernel (before the first synth_hawkes_next()).  A kernel of
+ * branching ratio n and mean delay tau seconds is alpha = n / tau, beta = 1 / tau.
+ * @return 0; -ENOSPC if the process has SYNTH_HAWKES_KERNELS already;
+ *         -EINVAL if beta is 0 or the branching ratios would sum to 1 or more.
+ */
+int synth_hawkes_add_kernel(struct synth_hawkes *h, uint64_t alpha, uint64_t beta);
+
+/** Sum of the kernels' branching ratios alpha_k / beta_k, Q32.32. */
+uint64_t synth_hawkes_branching(const struct synth_hawkes *h);
 
 /** Time (ns) of the next event; strictly after the previous one. */
 uint64_t synth_hawkes_next(struct synth_hawkes *h);

@@ -255,6 +255,20 @@ apply_ops(struct synth_gen *gen, uint32_t seq, bool *reset)
 	return 0;
 }
 
+static bool
+skew_model(const struct synth_options *opt)
+{
+	return opt->skew_lead_ns != 0 || opt->skew_tail[0] != 0 || opt->skew_tail[1] != 0;
+}
+
+/* Exponential of mean mean_ns; one draw. */
+static uint64_t
+exponential_ns(struct synth_rng *rng, uint64_t mean_ns)
+{
+	return (uint64_t)(((unsigned __int128)synth_fx_neg_ln(synth_rng_unit(rng)) * mean_ns) >>
+			32);
+}
+
 int
 synth_gen_flush(struct synth_gen *gen)
 {
@@ -284,6 +298,14 @@ synth_gen_flush(struct synth_gen *gen)
 	time_a = sending + (uint64_t)synth_rng_range(&gen->timing_rng, 2000, 2300);
 	time_b = time_a + (uint64_t)synth_rng_range(&gen->timing_rng, -(int64_t)opt->skew_ns,
 			(int64_t)opt->skew_ns);
+	if (skew_model(opt)) {
+		/* Drawn only with the model on: the default captures keep their bytes. */
+		time_b -= opt->skew_lead_ns;
+		if (synth_rng_chance(&gen->timing_rng, opt->skew_tail[0]))
+			time_a += exponential_ns(&gen->timing_rng, opt->skew_tail_ns[0]);
+		if (synth_rng_chance(&gen->timing_rng, opt->skew_tail[1]))
+			time_b += exponential_ns(&gen->timing_rng, opt->skew_tail_ns[1]);
+	}
 	if (time_b < sending)
 		time_b = sending;
 	gap = in_gap(opt, seq);
@@ -451,9 +473,17 @@ usage(FILE *f)
 		"                        straddles it), then every book is rebuilt\n"
 		"  --snapshot-every N    start a snapshot loop every N packets (default 500)\n"
 		"Arrivals (Hawkes, rates per second; alpha < beta):\n"
+		"  --preset NAME         arrivals fitted to a CME capture: cme-340 (CBOT\n"
+		"                        commodities, 16.5 packets/s) or cme-320 (FX, 5.8/s);\n"
+		"                        sets the options of this group and the skew model;\n"
+		"                        options after it override\n"
 		"  --burst-mu R          base rate (default 1000)\n"
 		"  --burst-alpha R       intensity jump per event (default 8000; 0 = Poisson)\n"
 		"  --burst-beta R        decay rate (default 10000)\n"
+		"  --burst-kernel A:B    one more kernel, jump A and decay B (repeatable, up to\n"
+		"                        %u); branching ratios sum(alpha/beta) < 1\n"
+		"  --event-batch P       an arrival carries one more market event with\n"
+		"                        probability P, repeatedly (default 0)\n"
 		"  --coalesce-ns N       events within N ns share a packet (default 20000)\n"
 		"  --mtu BYTES           700..1500 (default 1500: payload <= 1472)\n"
 		"  --heartbeat-ms N      AdminHeartbeat12 after N ms idle (default 100, 0 = off)\n"
@@ -461,10 +491,13 @@ usage(FILE *f)
 		"Impairments (probabilities 0..1, per packet and feed):\n"
 		"  --drop-a P --drop-b P --dup-a P --dup-b P --reorder-a P --reorder-b P\n"
 		"  --skew-ns N           B arrives within +-N ns of A (default 300)\n"
+		"  --skew-lead-ns N      B arrives N ns before A on average (default 0)\n"
+		"  --skew-tail-a P:NS    A's copy is late by an exponential of mean NS ns with\n"
+		"                        probability P (default 0:0); --skew-tail-b for B\n"
 		"  --gap SEQ[:COUNT]     drop COUNT (default 1) packets from SEQ on both feeds\n"
 		"                        (repeatable, up to %u)\n"
 		"Exit: 0 written; 1 an output failed; 2 usage.\n",
-		SYNTH_MAX_INSTRUMENTS, SYNTH_MAX_GAPS);
+		SYNTH_MAX_INSTRUMENTS, SYNTH_HAWKES_KERNELS - 1, SYNTH_MAX_GAPS);
 }
 
 static int
@@ -538,12 +571,133 @@ parse_gap(struct synth_options *opt, const char *value)
 
 static const char *option_name(const struct option *longopts, int c);
 
+/* Sum of the branching ratios of every kernel, Q32.32 (saturating). */
+static uint64_t
+branching(const struct synth_options *opt)
+{
+	unsigned __int128 sum = 0;
+	unsigned int k;
+
+	if (opt->beta != 0)
+		sum += ((unsigned __int128)opt->alpha << 32) / opt->beta;
+	for (k = 0; k < opt->kernel_count; k++)
+		sum += ((unsigned __int128)opt->kernel_alpha[k] << 32) / opt->kernel_beta[k];
+	return sum > UINT64_MAX ? UINT64_MAX : (uint64_t)sum;
+}
+
+/* "A:B" of two decimals into Q32.32; A and B are copied to a scratch buffer. */
+static int
+parse_pair(const char *value, uint64_t *first, uint64_t *second, bool integer_second)
+{
+	char buf[64];
+	char *colon;
+
+	if (strlen(value) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, value);
+	colon = strchr(buf, ':');
+	if (colon == NULL)
+		return -EINVAL;
+	*colon = '\0';
+	if (synth_fx_parse(buf, first) < 0 || synth_fx_parse(colon + 1, second) < 0)
+		return -EINVAL;
+	if (integer_second)
+		*second >>= 32;
+	return 0;
+}
+
+static int
+parse_kernel(struct synth_options *opt, const char *name, const char *value)
+{
+	static const char hint[] = "--burst-kernel 2:0.5 adds a kernel of branching ratio 0.8 "
+			"and time scale 2 s";
+	uint64_t alpha, beta;
+
+	if (parse_pair(value, &alpha, &beta, false) < 0 || beta == 0)
+		return bad_option(name, value, "not ALPHA:BETA, two rates per second with BETA > 0",
+				hint);
+	if (opt->kernel_count >= SYNTH_HAWKES_KERNELS - 1)
+		return bad_option(name, value, "too many kernels", "at most 5 --burst-kernel");
+	opt->kernel_alpha[opt->kernel_count] = alpha;
+	opt->kernel_beta[opt->kernel_count] = beta;
+	opt->kernel_count++;
+	return 0;
+}
+
+static int
+parse_skew_tail(struct synth_options *opt, const char *name, const char *value, bool b)
+{
+	uint64_t p, mean;
+
+	if (parse_pair(value, &p, &mean, true) < 0 || p > SYNTH_FX_ONE || mean > 1000000)
+		return bad_option(name, value, "not P:NS, a probability and a mean delay in ns "
+				"(at most 1 ms)", "--skew-tail-a 0.08:2000");
+	opt->skew_tail[b] = p;
+	opt->skew_tail_ns[b] = mean;
+	return 0;
+}
+
+/*
+ * Arrival presets fitted to the public captures of channels 340 and 320 (see
+ * README.md, Calibration): kernels as ALPHA:BETA strings, parsed like the
+ * options so a preset is exactly the command line it stands for.
+ */
+struct synth_preset {
+	const char *name;
+	const char *mu;
+	const char *kernels[SYNTH_HAWKES_KERNELS]; /* first: --burst-alpha:--burst-beta */
+	const char *batch;
+	uint64_t coalesce_ns;
+	uint64_t heartbeat_ms;
+	uint64_t skew_ns;
+	uint64_t skew_lead_ns;
+	const char *skew_tail_a;
+	const char *skew_tail_b;
+};
+
+static const struct synth_preset presets[] = {
+	{ "cme-340", "0.125807", { "10111.561085:20000", "347.513321:1000", "4.21478:50", "0.090754:1.731581", "0.001013:0.123562" }, "0.338472", 20000, 30000, 165, 261, "0.08:2000", "0.03:1000" },
+	{ "cme-320", "0.033784", { "12414.740063:20000", "213.613739:1000", "1.836028:50", "0.148567:2.183875", "0.013791:0.234144" }, "0.090814", 2709, 30000, 420, 589, "0.11:3000", "0.16:1000" },
+};
+
+static int
+apply_preset(struct synth_options *opt, const char *name, const char *value)
+{
+	const struct synth_preset *p = NULL;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+		if (strcmp(presets[i].name, value) == 0)
+			p = &presets[i];
+	if (p == NULL)
+		return bad_option(name, value, "unknown preset", "cme-340 or cme-320");
+	rc = synth_fx_parse(p->mu, &opt->mu);
+	if (rc == 0)
+		rc = parse_pair(p->kernels[0], &opt->alpha, &opt->beta, false);
+	opt->kernel_count = 0;
+	for (i = 1; rc == 0 && i < SYNTH_HAWKES_KERNELS && p->kernels[i] != NULL; i++)
+		rc = parse_kernel(opt, name, p->kernels[i]);
+	if (rc == 0)
+		rc = synth_fx_parse(p->batch, &opt->batch);
+	if (rc == 0)
+		rc = parse_skew_tail(opt, name, p->skew_tail_a, false);
+	if (rc == 0)
+		rc = parse_skew_tail(opt, name, p->skew_tail_b, true);
+	opt->coalesce_ns = p->coalesce_ns;
+	opt->heartbeat_ns = p->heartbeat_ms * NS_PER_MS;
+	opt->skew_ns = p->skew_ns;
+	opt->skew_lead_ns = p->skew_lead_ns;
+	return rc < 0 ? -EINVAL : 0;
+}
+
 enum {
 	OPT_OUT_A = 256, OPT_OUT_B, OPT_SNAPSHOT, OPT_MANIFEST, OPT_TRUTH, OPT_TRUTH_EVERY,
 	OPT_STATS, OPT_SEED, OPT_INSTRUMENTS, OPT_EVENTS, OPT_SCHEMA, OPT_CHANNEL, OPT_RESET,
 	OPT_SNAP_EVERY, OPT_MU, OPT_ALPHA, OPT_BETA, OPT_COALESCE, OPT_MTU, OPT_HEARTBEAT,
 	OPT_START, OPT_DROP_A, OPT_DROP_B, OPT_DUP_A, OPT_DUP_B, OPT_REORDER_A, OPT_REORDER_B,
-	OPT_SKEW, OPT_GAP, OPT_HELP,
+	OPT_SKEW, OPT_GAP, OPT_HELP, OPT_PRESET, OPT_KERNEL, OPT_BATCH, OPT_SKEW_LEAD,
+	OPT_SKEW_TAIL_A, OPT_SKEW_TAIL_B,
 };
 
 static int
@@ -580,6 +734,12 @@ parse_options(int argc, char **argv, struct synth_options *opt)
 		{ "skew-ns", required_argument, NULL, OPT_SKEW },
 		{ "gap", required_argument, NULL, OPT_GAP },
 		{ "help", no_argument, NULL, OPT_HELP },
+		{ "preset", required_argument, NULL, OPT_PRESET },
+		{ "burst-kernel", required_argument, NULL, OPT_KERNEL },
+		{ "event-batch", required_argument, NULL, OPT_BATCH },
+		{ "skew-lead-ns", required_argument, NULL, OPT_SKEW_LEAD },
+		{ "skew-tail-a", required_argument, NULL, OPT_SKEW_TAIL_A },
+		{ "skew-tail-b", required_argument, NULL, OPT_SKEW_TAIL_B },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -705,6 +865,26 @@ parse_options(int argc, char **argv, struct synth_options *opt)
 		case OPT_GAP:
 			rc = parse_gap(opt, optarg);
 			break;
+		case OPT_PRESET:
+			rc = apply_preset(opt, name, optarg);
+			break;
+		case OPT_KERNEL:
+			rc = parse_kernel(opt, name, optarg);
+			break;
+		case OPT_BATCH:
+			rc = parse_probability(name, optarg, &opt->batch);
+			if (rc == 0 && opt->batch >= SYNTH_FX_ONE)
+				rc = bad_option(name, optarg, "must be below 1",
+						"0.5 gives 2 events per arrival on average");
+			break;
+		case OPT_SKEW_LEAD:
+			rc = parse_u64(name, optarg, 0, 1000000, &opt->skew_lead_ns,
+					"at most 1 ms");
+			break;
+		case OPT_SKEW_TAIL_A:
+		case OPT_SKEW_TAIL_B:
+			rc = parse_skew_tail(opt, name, optarg, c == OPT_SKEW_TAIL_B);
+			break;
 		case OPT_HELP:
 		case 'h':
 			usage(stdout);
@@ -732,9 +912,10 @@ parse_options(int argc, char **argv, struct synth_options *opt)
 				"rate per second\n");
 		return -EINVAL;
 	}
-	if (opt->alpha >= opt->beta) {
-		fprintf(stderr, PROG ": --burst-alpha must be below --burst-beta (branching ratio "
-				"alpha/beta < 1); hint: the process explodes otherwise\n");
+	if (opt->alpha >= opt->beta || branching(opt) >= SYNTH_FX_ONE) {
+		fprintf(stderr, PROG ": the branching ratios of the kernels (--burst-alpha / "
+				"--burst-beta plus each --burst-kernel's A/B) must sum below 1; "
+				"hint: the process explodes otherwise\n");
 		return -EINVAL;
 	}
 	if (opt->truth_every && opt->truth == NULL) {
@@ -930,7 +1111,7 @@ static int
 run(struct synth_gen *gen)
 {
 	const struct synth_options *opt = gen->opt;
-	uint64_t e, t;
+	uint64_t e, t = 0, next, batched = 0;
 	unsigned int i;
 	int rc;
 
@@ -939,7 +1120,16 @@ run(struct synth_gen *gen)
 		rc = synth_gen_flush(gen);
 	gen->snapshots_enabled = true;
 	for (e = 0; rc == 0 && e < opt->events; e++) {
-		t = synth_hawkes_next(&gen->hawkes);
+		/* The events of one arrival are 1 ns apart: they share its packet. */
+		if (batched > 0) {
+			batched--;
+			t++;
+		} else {
+			next = synth_hawkes_next(&gen->hawkes);
+			t = next > t ? next : t + 1;
+			while (opt->batch != 0 && synth_rng_chance(&gen->batch_rng, opt->batch))
+				batched++;
+		}
 		rc = synth_gen_begin_event(gen, t, "event", (int64_t)e);
 		if (rc == 0)
 			rc = synth_market_event(gen);
@@ -996,8 +1186,11 @@ main(int argc, char **argv)
 	synth_rng_seed(&gen->market_rng, opt.seed, 1);
 	synth_rng_seed(&gen->timing_rng, opt.seed, 2);
 	synth_market_init(gen);
+	synth_rng_seed(&gen->batch_rng, opt.seed, 3);
 	synth_hawkes_init(&gen->hawkes, opt.mu, opt.alpha, opt.beta, opt.start_ns + NS_PER_MS,
 			opt.seed);
+	for (i = 0; i < opt.kernel_count; i++)
+		synth_hawkes_add_kernel(&gen->hawkes, opt.kernel_alpha[i], opt.kernel_beta[i]);
 	rc = open_outputs(gen);
 	if (rc == 0) {
 		rc = run(gen);
