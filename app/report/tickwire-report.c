@@ -427,6 +427,27 @@ print_ahead(const struct tw_report *rep)
 }
 
 static void
+print_parts(const struct tw_report *rep)
+{
+	static const char *const name[4] = {
+		"t1-t0 total", "t0->decode group", "decode group->t1", "t2-t1 signal"};
+	const struct tw_study_row *rows[2];
+
+	printf("\nwhere the time goes (book and trade, ahead == 0), ns: t0 -> the decode "
+	       "group takes the packet (rx path, hand-off) -> t1 published -> t2 decided\n");
+	print_pct_header("part", rep->n_runs);
+	for (int p = 0; p < 4; p++) {
+		for (int r = 0; r < rep->n_runs; r++) {
+			const struct tw_study_parts *t = &rep->runs[r].parts;
+
+			rows[r] = p == 0 ? &t->total : p == 1 ? &t->to_decode :
+				  p == 2 ? &t->decode : &t->signal;
+		}
+		print_pct_row(name[p], rows, rep->n_runs);
+	}
+}
+
+static void
 print_tick_to_trade(const struct tw_report *rep)
 {
 	static const char *const name[4] = {
@@ -526,6 +547,7 @@ main(int argc, char **argv)
 	print_model(&rep);
 	print_floors(&rep);
 	print_ahead(&rep);
+	print_parts(&rep);
 	print_tick_to_trade(&rep);
 	if (rep.opt.json != NULL) {
 		rc = tw_report_json(&rep, rep.opt.json);

@@ -91,6 +91,8 @@ study_run(struct tw_report *rep, struct tw_report_run *run)
 	if (rc == 0)
 		rc = tw_study_tick_to_trade(&run->s, &run->t2t);
 	if (rc == 0)
+		rc = tw_study_parts(&run->s, &run->parts);
+	if (rc == 0)
 		rc = tw_study_series(&run->s, TW_REPORT_MIN_WINDOWS, &run->series);
 	for (unsigned int i = 0; i < TW_REPORT_CDF_POINTS; i++)
 		p[i] = tw_report_cdf_p(i);

@@ -42,6 +42,7 @@ struct tw_report_run {
 	struct tw_study_ahead_row ahead[TW_STUDY_N_AHEAD];
 	double share_zero;
 	struct tw_study_t2t t2t;
+	struct tw_study_parts parts;
 	struct tw_study_series series;
 	double cdf[3][TW_REPORT_CDF_POINTS]; /**< book, trade, order */
 };

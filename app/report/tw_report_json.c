@@ -281,6 +281,21 @@ json_ahead(struct json *j, const struct tw_report_run *run)
 }
 
 static void
+json_parts(struct json *j, const struct tw_study_parts *t)
+{
+	static const char *const name[4] = {"t1_t0", "to_decode", "decode_group", "signal"};
+	const struct tw_study_row *rows[4] = {&t->total, &t->to_decode, &t->decode, &t->signal};
+
+	j_open(j, "parts_ahead_zero", '{');
+	for (int p = 0; p < 4; p++) {
+		j_open(j, name[p], '{');
+		j_pct_values(j, rows[p]);
+		j_close(j, '}');
+	}
+	j_close(j, '}');
+}
+
+static void
 json_tick_to_trade(struct json *j, const struct tw_study_t2t *t)
 {
 	static const char *const part[3] = {"t1_t0", "t2_t1", "t3_t2"};
@@ -421,6 +436,7 @@ tw_report_json(const struct tw_report *rep, const char *path)
 		json_floors(&j, run);
 		json_ahead(&j, run);
 		json_tick_to_trade(&j, &run->t2t);
+		json_parts(&j, &run->parts);
 		json_cdf(&j, run);
 		json_windows(&j, &run->series);
 		j_close(&j, '}');

@@ -679,6 +679,37 @@ tw_study_tick_to_trade(const struct tw_study *s, struct tw_study_t2t *t)
 	return rc;
 }
 
+int
+tw_study_parts(const struct tw_study *s, struct tw_study_parts *out)
+{
+	struct tw_study_row *rows[4] = {&out->total, &out->to_decode, &out->decode, &out->signal};
+	double *vals[4];
+	uint64_t n[4] = {0};
+	int rc = 0;
+
+	for (int p = 0; p < 4; p++)
+		if ((vals[p] = alloc_values(s->count)) == NULL)
+			rc = -ENOMEM;
+	for (uint64_t i = 0; rc == 0 && i < s->count; i++) {
+		const struct tw_lat_record *r = &s->records[i];
+		const uint64_t total = r->t1 > r->t0 ? r->t1 - r->t0 : 0;
+
+		if (r->stream == TW_LAT_ORDER || tw_study_ahead(r) != 0)
+			continue;
+		vals[0][n[0]++] = s->ns[i];
+		vals[1][n[1]++] = ticks_to_ns(s->header, r->wait);
+		vals[2][n[2]++] = ticks_to_ns(s->header, total > r->wait ? total - r->wait : 0);
+		if (r->t2 >= r->t1 && r->t1 != 0)
+			vals[3][n[3]++] = ticks_to_ns(s->header, r->t2 - r->t1);
+	}
+	for (int p = 0; p < 4; p++) {
+		if (rc == 0)
+			tw_study_row_of(vals[p], n[p], rows[p]);
+		free(vals[p]);
+	}
+	return rc;
+}
+
 int64_t
 tw_study_quantiles(const struct tw_study *s, int kind, const double *p, uint32_t n, double *ns)
 {

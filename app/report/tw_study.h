@@ -120,6 +120,18 @@ struct tw_study_t2t {
 	struct tw_study_row part[3];       /**< t1 - t0, t2 - t1, t3 - t2 */
 };
 
+/**
+ * Where the time of a book event goes, over book/trade records with
+ * nothing ahead: t1 - t0 split at the decode group taking the packet
+ * (record field wait), and the signal after it.
+ */
+struct tw_study_parts {
+	struct tw_study_row total;         /**< t1 - t0 */
+	struct tw_study_row to_decode;     /**< wait: rx path (and hand-off) */
+	struct tw_study_row decode;        /**< t1 - t0 - wait: the decode group */
+	struct tw_study_row signal;        /**< t2 - t1 */
+};
+
 /** One window of the series over capture time. */
 struct tw_study_slice {
 	double start_s;
@@ -268,6 +280,9 @@ int tw_study_ahead_table(const struct tw_study *s,
  * @return 0, -ENOMEM.
  */
 int tw_study_tick_to_trade(const struct tw_study *s, struct tw_study_t2t *t);
+
+/** The parts of t1 - t0 at ahead == 0 (struct tw_study_parts). @return 0, -ENOMEM. */
+int tw_study_parts(const struct tw_study *s, struct tw_study_parts *out);
 
 /**
  * Latency quantiles of one kind (as tw_study_select()) at the @p n

@@ -307,7 +307,7 @@ rx_t0(struct rte_mbuf *m, uint64_t burst_tsc)
 	const struct tw_player_stamp *st = player_stamp(m);
 
 	if (st != NULL)
-		return st->t0;
+		return tw_player_stamp_t0(st);
 	if (!g_app.rx_clock_nic)
 		return burst_tsc;
 	if (g_app.ts_offset >= 0 && (m->ol_flags & g_app.ts_flag))
@@ -422,9 +422,13 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 			struct rx_meta *meta = RTE_MBUF_DYNFIELD(m, g_app.meta_offset,
 								 struct rx_meta *);
 
+			/* the player's stamp and rx_meta share the field: the
+			 * packets ahead of it in the rx queue join those ahead
+			 * of it in the ring */
+			const uint32_t ahead = ring_qlen + n_ring + (st != NULL ? st->rxq : 0);
+
 			meta->t0 = t0;
-			meta->qlen = ring_qlen + n_ring > UINT16_MAX ? UINT16_MAX :
-				(uint16_t)(ring_qlen + n_ring);
+			meta->qlen = ahead > UINT16_MAX ? UINT16_MAX : (uint16_t)ahead;
 			meta->offset = (uint8_t)(l4.payload - rte_pktmbuf_mtod(m, const uint8_t *));
 			meta->length = (uint16_t)l4.payload_length;
 			meta->channel = f->channel;
@@ -543,12 +547,9 @@ drain_ring(void)
 				.t0 = meta->t0, .rx_ns = rx_ns_of(meta->t0), .qlen = meta->qlen,
 				.burst_idx = i,
 			};
-			const struct tw_player_stamp *st = player_stamp(m);
-
-			if (st != NULL) {
-				rx.rxq = st->rxq;
+			/* paced: qlen counts the rx queue too (poll_queue) */
+			if (g_app.player != NULL)
 				rx.rx_flags = TW_RX_RXQ;
-			}
 			if (i + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod((struct rte_mbuf *)objs[i + 1], void *));
 			if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
@@ -1361,6 +1362,25 @@ wait_session(void)
 
 /* -- paced replay (--pace) ----------------------------------------------------------- */
 
+/*
+ * The mbuf's dynamic field of the rx path: the player's stamp, which the
+ * capture lcore of an rte_ring hand-off overwrites with struct rx_meta once
+ * it has read it (one field for both: the dynamic area has no room for two
+ * beside net_pcap's timestamp). The same name registers the same offset.
+ */
+static int
+rx_dynfield(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "tickwire_rx_meta",
+		.size = sizeof(struct rx_meta),
+		.align = __alignof__(struct rx_meta),
+	};
+	RTE_BUILD_BUG_ON(sizeof(struct tw_player_stamp) > sizeof(struct rx_meta) ||
+			 __alignof__(struct tw_player_stamp) > __alignof__(struct rx_meta));
+	return rte_mbuf_dynfield_register(&desc);
+}
+
 /* A port the player feeds: a vdev replaying a capture, with rx queues. */
 static bool
 port_paced(uint32_t index)
@@ -1426,11 +1446,6 @@ lcore_role(int lcore)
 static int
 setup_player(void)
 {
-	static const struct rte_mbuf_dynfield stamp_desc = {
-		.name = "tickwire_player_stamp",
-		.size = sizeof(struct tw_player_stamp),
-		.align = __alignof__(struct tw_player_stamp),
-	};
 	const struct tw_cfg *cfg = g_app.cfg;
 	const bool two_stage = cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE;
 	struct tw_player_opts po;
@@ -1438,7 +1453,7 @@ setup_player(void)
 	int role;
 
 	memset(&po, 0, sizeof(po));
-	g_app.stamp_offset = rte_mbuf_dynfield_register(&stamp_desc);
+	g_app.stamp_offset = rx_dynfield();
 	if (g_app.stamp_offset < 0) {
 		fprintf(stderr, "tickwire: --pace: mbuf dynfield: %s\n", rte_strerror(rte_errno));
 		return -1;
@@ -1738,13 +1753,7 @@ main(int argc, char **argv)
 
 	if (g_app.cfg->topology == TW_CFG_TOPOLOGY_TWO_STAGE &&
 	    g_app.cfg->capture_to_decode.type == TW_CFG_QUEUE_RTE_RING) {
-		static const struct rte_mbuf_dynfield meta_desc = {
-			.name = "tickwire_rx_meta",
-			.size = sizeof(struct rx_meta),
-			.align = __alignof__(struct rx_meta),
-		};
-
-		g_app.meta_offset = rte_mbuf_dynfield_register(&meta_desc);
+		g_app.meta_offset = rx_dynfield();
 		g_app.ring = rte_ring_create("tw_capture_decode",
 					     g_app.cfg->capture_to_decode.capacity, rte_socket_id(),
 					     RING_F_SC_DEQ);
@@ -1878,11 +1887,11 @@ main(int argc, char **argv)
 			printf("player.speed %" PRIu64 ".%03" PRIu64 "\nplayer.frames %" PRIu64
 			       "\nplayer.released %" PRIu64 "\nplayer.ring_full %" PRIu64
 			       "\nplayer.no_mbuf %" PRIu64 "\nplayer.filtered %" PRIu64
-			       "\nplayer.span_ms %" PRIu64 "\nplayer.error_ns p50 %" PRIu64
+			       "\nplayer.span_us %" PRIu64 "\nplayer.error_ns p50 %" PRIu64
 			       " p99 %" PRIu64 " p99.9 %" PRIu64 " max %" PRIu64 "\n",
 			       g_app.speed_milli / 1000, g_app.speed_milli % 1000, ps.frames,
 			       ps.released, ps.ring_full, ps.no_mbuf, ps.filtered,
-			       ps.span_ns / 1000000, ps.err_ns[0], ps.err_ns[1], ps.err_ns[2],
+			       ps.span_ns / 1000, ps.err_ns[0], ps.err_ns[1], ps.err_ns[2],
 			       ps.err_ns[3]);
 		printf("rx_drops %" PRIu64 "\n", rx_drops);
 		tw_chain_print(g_app.chain, stdout, g_app.print_books);

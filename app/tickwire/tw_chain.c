@@ -34,6 +34,7 @@ struct stage_packet {
 	uint32_t rxq;
 	uint32_t rx_flags;       /* TW_RX_RXQ */
 	uint32_t burst_idx;
+	uint32_t wait;           /* ticks from t0 to the arbiter taking the datagram */
 };
 
 /* decoder -> book */
@@ -81,6 +82,7 @@ struct arbiter_state {
 	uint32_t cur_rxq;
 	uint32_t cur_rx_flags;
 	uint32_t cur_burst_idx;
+	uint32_t cur_wait;
 };
 
 struct decoder_state {
@@ -100,6 +102,7 @@ struct book_stage {
 	uint32_t cur_rxq;
 	uint32_t cur_rx_flags;
 	uint8_t cur_burst_idx;
+	uint32_t cur_wait;
 	uint16_t cur_event_idx;
 	uint16_t cur_msg_idx;          /* SBE message of the packet being applied */
 	uint64_t first_record;         /* the packet's first latency record */
@@ -202,6 +205,7 @@ on_arb_deliver(void *ctx, const struct mdp3_arb_packet *p)
 		.data = p->data, .length = p->length, .channel = ch->index, .feed = p->feed,
 		.held = p->held, .rx_ns = p->rx_ns, .t0 = as->cur_t0, .qlen = as->cur_qlen,
 		.rxq = as->cur_rxq, .rx_flags = as->cur_rx_flags, .burst_idx = as->cur_burst_idx,
+		.wait = as->cur_wait,
 	};
 	n = act_fast_send(as->chain->decoder, &m.hdr, &rc, sizeof(rc));
 	return n < 0 ? n : rc;
@@ -244,6 +248,18 @@ mirror_arb(struct tw_chain *c, uint32_t index)
 	mirror(&cs->lost_packets, ac->lost_packets);
 }
 
+/* Ticks from @p t0 to now, the decode group taking a datagram (records only). */
+static inline uint32_t
+wait_of(const struct tw_chain *c, uint64_t t0)
+{
+	uint64_t now;
+
+	if (c->opts.latency == NULL || c->opts.ticks == NULL || t0 == 0)
+		return 0;
+	now = c->opts.ticks();
+	return now <= t0 ? 0 : now - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(now - t0);
+}
+
 static void
 on_rx(struct act_actor *self, void *state, struct act_msg *msg)
 {
@@ -266,6 +282,7 @@ on_rx(struct act_actor *self, void *state, struct act_msg *msg)
 		as->cur_rxq = rx->rxq;
 		as->cur_rx_flags = rx->rx_flags;
 		as->cur_burst_idx = rx->burst_idx;
+		as->cur_wait = wait_of(c, rx->t0);
 		rc = mdp3_arb_push(as->ch[index].arb, rx->side == TW_SIDE_B ? MDP3_FEED_B :
 				   MDP3_FEED_A, rx->payload, rx->length, rx->rx_ns);
 		as->cur_t0 = 0;
@@ -423,6 +440,7 @@ on_book_event(void *ctx, const struct book_event *ev)
 			.qlen = bs->cur_qlen,
 			.rxq = bs->cur_rxq,
 			.msg_seq_num = ev->msg_seq_num,
+			.wait = bs->cur_wait,
 			.flags = (bs->cur_rx_flags & TW_RX_RXQ) ? TW_LAT_REC_RXQ : 0,
 		};
 
@@ -470,6 +488,7 @@ on_book_begin(struct act_actor *self, void *state, struct act_msg *msg)
 	bs->cur_rxq = p->rxq;
 	bs->cur_rx_flags = p->rx_flags;
 	bs->cur_burst_idx = p->burst_idx > UINT8_MAX ? UINT8_MAX : (uint8_t)p->burst_idx;
+	bs->cur_wait = p->wait;
 	bs->cur_event_idx = 0;
 	bs->cur_msg_idx = 0;
 	if (bs->chain->opts.latency != NULL)
@@ -539,6 +558,7 @@ on_book_direct(struct act_actor *self, void *state, struct act_msg *msg)
 	bs->cur_rxq = rx->rxq;
 	bs->cur_rx_flags = rx->rx_flags;
 	bs->cur_burst_idx = rx->burst_idx > UINT8_MAX ? UINT8_MAX : (uint8_t)rx->burst_idx;
+	bs->cur_wait = wait_of(c, rx->t0);
 	bs->cur_event_idx = 0;
 	bs->cur_msg_idx = 0;
 	if (book_feed_packet(bs->feed[d->channel], (enum mdp3_stream)rx->stream,

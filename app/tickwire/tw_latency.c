@@ -106,7 +106,7 @@ encode_record(uint8_t *p, const struct tw_lat_record *x)
 	put_le(p + 44, x->qlen, 4);
 	put_le(p + 48, x->rxq, 4);
 	put_le(p + 52, x->msg_seq_num, 4);
-	put_le(p + 56, x->order_id, 4);
+	put_le(p + 56, x->stream == TW_LAT_ORDER ? x->order_id : x->wait, 4);
 	put_le(p + 60, x->flags, 4);
 }
 
@@ -126,7 +126,10 @@ decode_record(const uint8_t *p, struct tw_lat_record *x)
 	x->qlen = (uint32_t)get_le(p + 44, 4);
 	x->rxq = (uint32_t)get_le(p + 48, 4);
 	x->msg_seq_num = (uint32_t)get_le(p + 52, 4);
-	x->order_id = (uint32_t)get_le(p + 56, 4);
+	if (x->stream == TW_LAT_ORDER)
+		x->order_id = (uint32_t)get_le(p + 56, 4);
+	else
+		x->wait = (uint32_t)get_le(p + 56, 4);
 	x->flags = (uint32_t)get_le(p + 60, 4);
 }
 

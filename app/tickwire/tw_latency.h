@@ -69,7 +69,10 @@
  *      48    4 rxq: packets ahead of it in the rx queue when it arrived
  *              (paced replay; flags bit 0)
  *      52    4 MsgSeqNum of the packet
- *      56    4 client_order_id (orders; 0 otherwise)
+ *      56    4 orders: client_order_id; book and trade: wait, the ticks from
+ *              t0 to the decode group taking the packet (the arbiter's
+ *              handler began; saturates at 2^32 - 1): t1 - t0 - wait is
+ *              the decode group's own time
  *      60    4 flags: bit 0 rxq is known
  */
 
@@ -113,7 +116,8 @@ struct tw_lat_record {
 	uint32_t qlen;
 	uint32_t rxq;
 	uint32_t msg_seq_num;
-	uint32_t order_id;
+	uint32_t order_id;                /**< orders */
+	uint32_t wait;                    /**< book and trade: t0 -> decode group, ticks */
 	uint32_t flags;
 };
 

@@ -270,9 +270,10 @@ release(struct tw_player *p)
 		return now;
 	}
 	st = RTE_MBUF_DYNFIELD(m, p->opts.stamp_offset, struct tw_player_stamp *);
-	st->rxq = rte_ring_count(ring);
+	st->rxq = (uint16_t)RTE_MIN(rte_ring_count(ring), (unsigned int)UINT16_MAX);
 	st->magic = TW_PLAYER_STAMP_MAGIC;
-	st->t0 = now;
+	st->t0_lo = (uint32_t)now;
+	st->t0_hi = (uint32_t)(now >> 32);
 	if (rte_ring_sp_enqueue(ring, m) != 0) {
 		rte_pktmbuf_free(m);
 		count(&p->ring_full);

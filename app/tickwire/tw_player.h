@@ -41,14 +41,25 @@ extern "C" {
 
 #define TW_PLAYER_MAX_INPUTS 16
 
-/** What a released mbuf carries (dynamic field "tickwire_player"). */
+/**
+ * What a released mbuf carries (dynamic field "tickwire_player_stamp").
+ * 12 bytes, 4-aligned: it must fit in the mbuf's dynamic area beside the
+ * rte_ring hand-off's metadata (16 bytes, 8-aligned).
+ */
 struct tw_player_stamp {
-	uint64_t t0;          /**< TSC at release */
-	uint32_t rxq;         /**< packets in the rx ring before it */
-	uint32_t magic;       /**< TW_PLAYER_STAMP_MAGIC: set by the player */
+	uint32_t t0_lo;       /**< TSC at release, low half */
+	uint32_t t0_hi;       /**< ... high half */
+	uint16_t rxq;         /**< packets in the rx ring before it (saturates) */
+	uint16_t magic;       /**< TW_PLAYER_STAMP_MAGIC: set by the player */
 };
 
-#define TW_PLAYER_STAMP_MAGIC 0x54575031u /* "TWP1" */
+#define TW_PLAYER_STAMP_MAGIC 0x5457u /* "TW" */
+
+static inline uint64_t
+tw_player_stamp_t0(const struct tw_player_stamp *st)
+{
+	return (uint64_t)st->t0_hi << 32 | st->t0_lo;
+}
 
 /** Keep a frame of input @p input? (the port's multicast filter) */
 typedef bool (*tw_player_filter_fn)(void *ctx, uint32_t input, const uint8_t *frame,
