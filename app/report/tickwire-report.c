@@ -180,9 +180,14 @@ print_facts(const struct tw_report *rep)
 		       tw_report_speed(run, speed, sizeof(speed)),
 		       (h->flags & TW_LAT_FLAG_NIC_T0) ? "nic" : "tsc", h->rx_drops,
 		       h->player_packets);
-		printf("  player error ns (the floor of the measurement): p50 %" PRIu64 ", p99 %"
-		       PRIu64 ", p99.9 %" PRIu64 ", max %" PRIu64 "\n", h->player_err_ns[0],
-		       h->player_err_ns[1], h->player_err_ns[2], h->player_err_ns[3]);
+		if (h->flags & TW_LAT_FLAG_PACED)
+			printf("  player error ns (the floor of the measurement): p50 %" PRIu64
+			       ", p99 %" PRIu64 ", p99.9 %" PRIu64 ", max %" PRIu64 "\n",
+			       h->player_err_ns[0], h->player_err_ns[1], h->player_err_ns[2],
+			       h->player_err_ns[3]);
+		else
+			printf("  unpaced: the replay handed over whole captures at once, so the "
+			       "latencies hold replay backlog (run with --pace SPEED)\n");
 		printf("  capture %.3f s, %" PRIu64 " packets, load %s packets/s, densest second %s"
 		       " packets\n", run->series.span_s, run->series.packets,
 		       num(load, sizeof(load), tw_report_load(run), 0),
