@@ -1495,6 +1495,7 @@ setup_player(void)
 		paced_of_input[po.n_inputs] = i;
 		po.inputs[po.n_inputs].path = paths[i];
 		po.inputs[po.n_inputs].ring = g_app.paced_ring[i];
+		po.inputs[po.n_inputs].port_id = (uint16_t)id;
 		po.n_inputs++;
 	}
 	if (po.n_inputs == 0) {

@@ -220,7 +220,7 @@ build(struct tw_player *p, uint64_t i)
 	} else {
 		memcpy(dst, f->data, f->length);
 	}
-	m->port = f->input;
+	m->port = p->opts.inputs[f->input].port_id;
 	return m;
 }
 

@@ -68,6 +68,7 @@ typedef bool (*tw_player_filter_fn)(void *ctx, uint32_t input, const uint8_t *fr
 struct tw_player_input {
 	const char *path;     /**< capture (pcap or pcapng) */
 	struct rte_ring *ring;/**< the rx ring of its port's queue */
+	uint16_t port_id;     /**< that port (mbuf->port of its frames) */
 };
 
 struct tw_player_opts {
