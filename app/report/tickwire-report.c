@@ -431,25 +431,46 @@ print_ahead(const struct tw_report *rep)
 	printf("\n");
 }
 
+/* A table of named rows, one column group per run. */
+static void
+print_rows(const char *title, const char *const *name, int n_rows,
+	   const struct tw_study_row *(*row)(const struct tw_report_run *run, int i),
+	   const struct tw_report *rep)
+{
+	const struct tw_study_row *rows[2];
+
+	printf("\n%s\n", title);
+	print_pct_header("part", rep->n_runs);
+	for (int p = 0; p < n_rows; p++) {
+		for (int r = 0; r < rep->n_runs; r++)
+			rows[r] = row(&rep->runs[r], p);
+		print_pct_row(name[p], rows, rep->n_runs);
+	}
+}
+
+static const struct tw_study_row *
+parts_row(const struct tw_report_run *run, int i)
+{
+	const struct tw_study_parts *t = &run->parts;
+
+	return i == 0 ? &t->total : i == 1 ? &t->to_decode : i == 2 ? &t->decode : &t->signal;
+}
+
+static const struct tw_study_row *
+t2t_row(const struct tw_report_run *run, int i)
+{
+	return i == 0 ? &run->t2t.total : &run->t2t.part[i - 1];
+}
+
 static void
 print_parts(const struct tw_report *rep)
 {
 	static const char *const name[4] = {
 		"t1-t0 total", "t0->decode group", "decode group->t1", "t2-t1 signal"};
-	const struct tw_study_row *rows[2];
 
-	printf("\nwhere the time goes (book and trade, ahead == 0), ns: t0 -> the decode "
-	       "group takes the packet (rx path, hand-off) -> t1 published -> t2 decided\n");
-	print_pct_header("part", rep->n_runs);
-	for (int p = 0; p < 4; p++) {
-		for (int r = 0; r < rep->n_runs; r++) {
-			const struct tw_study_parts *t = &rep->runs[r].parts;
-
-			rows[r] = p == 0 ? &t->total : p == 1 ? &t->to_decode :
-				  p == 2 ? &t->decode : &t->signal;
-		}
-		print_pct_row(name[p], rows, rep->n_runs);
-	}
+	print_rows("where the time goes (book and trade, ahead == 0), ns: t0 -> the decode "
+		   "group takes the packet (rx path, hand-off) -> t1 published -> t2 decided",
+		   name, 4, parts_row, rep);
 }
 
 static void
@@ -457,15 +478,8 @@ print_tick_to_trade(const struct tw_report *rep)
 {
 	static const char *const name[4] = {
 		"t3-t0 tick-to-trade", "t1-t0 book", "t2-t1 signal", "t3-t2 order out"};
-	const struct tw_study_row *rows[2];
 
-	printf("\ntick-to-trade (orders), ns\n");
-	print_pct_header("part", rep->n_runs);
-	for (int p = 0; p < 4; p++) {
-		for (int r = 0; r < rep->n_runs; r++)
-			rows[r] = p == 0 ? &rep->runs[r].t2t.total : &rep->runs[r].t2t.part[p - 1];
-		print_pct_row(name[p], rows, rep->n_runs);
-	}
+	print_rows("tick-to-trade (orders), ns", name, 4, t2t_row, rep);
 }
 
 static int

@@ -295,17 +295,15 @@ player_stamp(struct rte_mbuf *m)
 }
 
 /*
- * t0 of a packet: paced, the player's release (when it became available);
- * otherwise @p burst_tsc, the TSC read when its rx burst returned (before
- * any packet of the burst ran the chain); with --rx-clock nic, the port's
- * rx timestamp (ns), or the wall clock for a packet that came without one.
- * t1 is then read from the wall clock too.
+ * t0 of a packet: paced, the player's release @p st (when it became
+ * available); otherwise @p burst_tsc, the TSC read when its rx burst
+ * returned (before any packet of the burst ran the chain); with --rx-clock
+ * nic, the port's rx timestamp (ns), or the wall clock for a packet that
+ * came without one. t1 is then read from the wall clock too.
  */
 static inline uint64_t
-rx_t0(struct rte_mbuf *m, uint64_t burst_tsc)
+rx_t0(struct rte_mbuf *m, const struct tw_player_stamp *st, uint64_t burst_tsc)
 {
-	const struct tw_player_stamp *st = player_stamp(m);
-
 	if (st != NULL)
 		return tw_player_stamp_t0(st);
 	if (!g_app.rx_clock_nic)
@@ -394,7 +392,7 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 		struct rte_mbuf *m = pkts[i];
 		const struct queue_feed *f;
 		const struct tw_player_stamp *st = player_stamp(m);
-		uint64_t t0 = rx_t0(m, burst_tsc);
+		uint64_t t0 = rx_t0(m, st, burst_tsc);
 
 		if (i + PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
