@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "book.h"
+#include "tw_feed.h"
 #include "tw_pcap.h"
 
 #define EXIT_USAGE 2
@@ -38,7 +39,7 @@ struct options {
 	bool one_channel;
 	bool quiet_books;
 	struct mdp3_routes routes;
-	struct book_feed_config config;
+	struct tw_feed_config config;   /* arbiter and books of each channel */
 };
 
 /* Per sequence number of the incremental stream: which copies came, dropped. */
@@ -55,7 +56,7 @@ struct seq_map {
 
 struct channel {
 	uint32_t id;
-	struct book_feed *feed;
+	struct tw_feed *path;
 	struct seq_map seqs;
 	uint32_t min_seq_kept;
 	uint32_t max_seq_kept;
@@ -203,11 +204,11 @@ get_channel(struct run *r, uint32_t id)
 	ch = &r->channels[r->channel_count];
 	memset(ch, 0, sizeof(*ch));
 	ch->id = id;
-	ch->feed = book_feed_create(&r->opt->config);
-	if (ch->feed == NULL || seq_map_init(&ch->seqs) < 0) {
+	ch->path = tw_feed_create(&r->opt->config);
+	if (ch->path == NULL || seq_map_init(&ch->seqs) < 0) {
 		fprintf(stderr, "tickwire-book: cannot create the feed of channel %" PRIu32
 				": %s\n", id, strerror(errno));
-		book_feed_destroy(ch->feed);
+		tw_feed_destroy(ch->path);
 		seq_map_free(&ch->seqs);
 		return NULL;
 	}
@@ -259,7 +260,7 @@ feed_udp(struct run *r, const struct tw_pcap_frame *frame, const struct tw_pcap_
 			ch->min_seq_kept = seq;
 		ch->any_kept = true;
 	}
-	rc = book_feed_packet(ch->feed, (enum mdp3_stream)route.stream,
+	rc = tw_feed_packet(ch->path, (enum mdp3_stream)route.stream,
 			(enum mdp3_feed_id)route.feed, l4->payload, l4->payload_length,
 			frame->time_ns);
 	(void)rc; /* malformed packets are counted by the feed */
@@ -283,9 +284,7 @@ feed_frame(struct run *r, const struct tw_pcap_frame *frame)
 			return 0;
 		}
 		if (r->tcp_feed == NULL) {
-			struct book_feed_config c = r->opt->config;
-
-			r->tcp_feed = book_feed_create(&c);
+			r->tcp_feed = book_feed_create(&r->opt->config.book);
 			if (r->tcp_feed == NULL) {
 				fprintf(stderr, "tickwire-book: cannot create the TCP feed: %s\n",
 						strerror(errno));
@@ -587,13 +586,17 @@ struct counter {
 static unsigned int
 collect_counters(const struct channel *ch, const struct book_feed *feed, struct counter *out)
 {
+	static const struct mdp3_arb_counters no_arbiter;
 	const struct book_feed_counters *c = book_feed_counters(feed);
-	const struct mdp3_arb_counters *a = book_feed_arb_counters(feed);
+	/* the TCP feed has no arbiter: its counters print as zeros */
+	const struct mdp3_arb_counters *a = ch != NULL ? mdp3_arb_counters(ch->path->arb) :
+		&no_arbiter;
 	unsigned int n = 0;
 
 #define C(nm, v) do { out[n].name = (nm); out[n].value = (v); n++; } while (0)
-	C("packets_a", c->packets[MDP3_STREAM_INCREMENTAL][MDP3_FEED_A]);
-	C("packets_b", c->packets[MDP3_STREAM_INCREMENTAL][MDP3_FEED_B]);
+	/* copies pushed to the arbiter (the books count only the copy applied) */
+	C("packets_a", a->packets[MDP3_FEED_A]);
+	C("packets_b", a->packets[MDP3_FEED_B]);
 	C("snapshot_packets", c->packets[MDP3_STREAM_SNAPSHOT][MDP3_FEED_A] +
 			c->packets[MDP3_STREAM_SNAPSHOT][MDP3_FEED_B]);
 	C("definition_packets", c->packets[MDP3_STREAM_DEFINITION][MDP3_FEED_A] +
@@ -911,9 +914,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_JOIN:
 			if (strcmp(optarg, "trust") == 0) {
-				opt.config.join = BOOK_JOIN_TRUST;
+				opt.config.book.join = BOOK_JOIN_TRUST;
 			} else if (strcmp(optarg, "recover") == 0) {
-				opt.config.join = BOOK_JOIN_RECOVER;
+				opt.config.book.join = BOOK_JOIN_RECOVER;
 			} else {
 				fprintf(stderr, "tickwire-book: --join wants trust or recover\n");
 				return EXIT_USAGE;
@@ -949,7 +952,7 @@ main(int argc, char **argv)
 	r.rng[MDP3_FEED_B] = opt.seed ^ UINT64_C(0x0b0b0b0b0b0b0b0b);
 	status = replay_files(&r, argv + optind, argc - optind);
 	for (i = 0; i < r.channel_count; i++)
-		book_feed_flush(r.channels[i].feed, r.last_time_ns);
+		tw_feed_finish(r.channels[i].path, r.last_time_ns);
 	if (opt.json)
 		printf("{\"frames\":%" PRIu64 ",\"not_udp\":%" PRIu64 ",\"unrouted\":%"
 				PRIu64 ",\"feed_filtered\":%" PRIu64 ",\"channels\":[", r.frames,
@@ -962,7 +965,7 @@ main(int argc, char **argv)
 		char label[16];
 
 		snprintf(label, sizeof(label), "%" PRIu32, r.channels[i].id);
-		if (print_feed(&opt, &r.channels[i], r.channels[i].feed, label, i == 0) < 0)
+		if (print_feed(&opt, &r.channels[i], r.channels[i].path->book, label, i == 0) < 0)
 			status = 1;
 	}
 	if (r.tcp_feed != NULL && print_feed(&opt, NULL, r.tcp_feed, opt.json ? "\"tcp\"" : "tcp",
@@ -971,7 +974,7 @@ main(int argc, char **argv)
 	if (opt.json)
 		printf("]}\n");
 	for (i = 0; i < r.channel_count; i++) {
-		book_feed_destroy(r.channels[i].feed);
+		tw_feed_destroy(r.channels[i].path);
 		seq_map_free(&r.channels[i].seqs);
 	}
 	book_feed_destroy(r.tcp_feed);

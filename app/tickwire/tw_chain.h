@@ -13,7 +13,9 @@
  * order's frame is written).
  *
  * The decode group is four actors on one thread behind one mailbox, each
- * calling the next with act_fast_send() (no queue, no context switch):
+ * calling the next with act_fast_send() (no queue, no context switch). Each
+ * runs one stage of app/feed's path of a channel (tw_feed.h), the functions
+ * tickwire-book and bench_feed call directly:
  *
  *   arbiter --TW_MSG_PACKET--> decoder --TW_MSG_BOOK_*--> book --TW_MSG_TOP--> signal
  *
@@ -86,6 +88,13 @@ struct tw_chain_opts {
 	bool skip_snapshots;          /**< recovery.mode "none": snapshot packets not applied */
 	uint32_t recovery_packets;    /**< recovery buffer per channel */
 	uint32_t max_instruments;     /**< instruments per channel */
+	/** The stages call each other's functions instead of act_fast_send
+	 *  (the decode group's actors are still built and entered through the
+	 *  arbiter): the same work without the runtime's hops, for benchmarks
+	 *  (bench_feed's "chain direct"). The signal then runs outside the
+	 *  runtime: what the strategy sends names the arbiter as its sender, so
+	 *  order-out's replies do not reach it. Not for trading. */
+	bool direct_stages;
 	/* strategy */
 	bool strategy_enabled;
 	struct tw_strategy_params strategy;

@@ -109,15 +109,12 @@ void
 book_instrument_top(const struct book_instrument *instrument, struct book_top *outright,
 		struct book_top *implied, struct book_top *consolidated)
 {
-	struct book_top o, i, c;
-
-	book__top(instrument, &o, &i, &c);
 	if (outright != NULL)
-		*outright = o;
+		*outright = book_instrument_outright_top(instrument);
 	if (implied != NULL)
-		*implied = i;
+		*implied = book_instrument_implied_top(instrument);
 	if (consolidated != NULL)
-		*consolidated = c;
+		*consolidated = book_instrument_consolidated_top(instrument);
 }
 
 /* a before b on this side? */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Market-by-price order books of CME MDP 3.0 instruments, and the feed
- * pipeline that keeps them: A/B arbitration -> SBE decode -> per-instrument
- * RptSeq check -> book update -> book events.
+ * Market-by-price order books of CME MDP 3.0 instruments, and the book
+ * stage of the feed path that keeps them: per-instrument RptSeq check ->
+ * book update -> book events, for packets an arbiter (lib/mdp3,
+ * mdp3_feed.h) put in sequence and lib/mdp3's walker decodes.  app/feed
+ * composes arbiter -> walker -> this.
  *
  * Books.  Each instrument has an outright book (MarketDepth levels per side,
  * at most BOOK_MAX_DEPTH) and an implied book (BOOK_IMPLIED_DEPTH levels,
@@ -23,7 +25,7 @@
  * (10^-7) and PRICE9 (10^-9) prices compare directly).
  *
  * Feed.  A struct book_feed is one MDP channel: its incremental stream
- * (arbitrated A/B), its market-recovery (snapshot) stream and its
+ * (arbitrated A/B before it reaches the feed), its market-recovery (snapshot) stream and its
  * instrument-replay (definition) stream, its instruments and books.  Rules:
  *  - RptSeq: each instrument's entries (book, trade, statistics, volume)
  *    must come with RptSeq = last + 1.  Lower: already applied, skipped.
@@ -55,13 +57,13 @@
  *    definition events are published at once.
  *
  * Bounds and cost: instruments live in a preallocated open-addressing table
- * of at most max_instruments; the arbiter ring, recovery buffer and event
- * list are preallocated by book_feed_init(); the update path allocates
+ * of at most max_instruments; the recovery buffer and event list are
+ * preallocated by book_feed_init(); the update path allocates
  * nothing and uses no floating point.  A level operation moves at most
  * BOOK_MAX_DEPTH levels; a replay walks at most recovery_packets packets.
  *
  * Threads: a feed and its books belong to one thread (the decode lcore).
- * Callbacks run on it, inside book_feed_packet() and friends, and must not
+ * Callbacks run on it, inside book_feed_message() and friends, and must not
  * call into the same feed except its read-only queries.  The level and
  * instrument functions touch only their arguments.
  *
@@ -183,7 +185,10 @@ struct book_instrument {
 	int8_t display_factor_exponent;
 	char symbol[BOOK_SYMBOL_SIZE];         /**< "" until a definition */
 	char security_group[BOOK_GROUP_SIZE];  /**< "" until a definition */
-	struct book_top published; /**< internal: consolidated top last published */
+	/** Consolidated top as of the last event about the instrument (kept only
+	 *  when the feed has an on_event handler); read it with
+	 *  book_event_consolidated() inside a callback. */
+	struct book_top published;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -312,7 +317,8 @@ int book_price_normalize(int64_t mantissa, int exponent, int target_exponent, in
 /** What changed (struct book_event.changed, a mask). */
 #define BOOK_CHANGED_OUTRIGHT (1u << 0) /**< outright levels */
 #define BOOK_CHANGED_IMPLIED (1u << 1)  /**< implied levels */
-#define BOOK_CHANGED_TOP (1u << 2)      /**< consolidated top differs from the last published */
+#define BOOK_CHANGED_TOP (1u << 2)      /**< consolidated top differs from the one of the
+                                             instrument's previous event (any kind) */
 
 /** Security status carried by a BOOK_EVENT_STATUS. */
 struct book_status {
@@ -322,24 +328,165 @@ struct book_status {
 	char security_group[BOOK_GROUP_SIZE]; /**< the group, when the status names one */
 };
 
-/** A book event.  Valid only during the callback. */
+/**
+ * A book event.  Valid only during the callback, like everything it points
+ * to.  It copies nothing the book holds: the tops are read from the
+ * instrument through book_event_outright(), book_event_implied() and
+ * book_event_consolidated() (inline, a few loads), the trade is the
+ * instrument's last_trade.
+ */
 struct book_event {
 	uint32_t what;             /**< BOOK_EVENT_* */
-	uint32_t changed;          /**< BOOK_CHANGED_* (BOOK_EVENT_BOOK) */
+	uint32_t changed;          /**< BOOK_CHANGED_* */
 	int32_t security_id;       /**< 0 for a group-wide status */
 	uint8_t state;             /**< enum book_state of the book after the event */
 	bool replay;               /**< published while replaying buffered packets */
 	uint32_t msg_seq_num;      /**< MsgSeqNum of the packet that caused it */
 	uint64_t rx_ns;            /**< rx time of that packet */
 	uint64_t transact_time;    /**< TransactTime of the message */
-	/** The instrument (read-only, may be read in full); NULL for a group status. */
+	/** The instrument (read-only, may be read in full); NULL for a group
+	 *  status and for the status of an unknown SecurityID. */
 	const struct book_instrument *instrument;
-	struct book_top outright;
-	struct book_top implied;
-	struct book_top consolidated;
-	struct book_trade trade;   /**< BOOK_EVENT_TRADE */
-	struct book_status status; /**< BOOK_EVENT_STATUS */
+	/** BOOK_EVENT_TRADE: the trade (&instrument->last_trade); else NULL. */
+	const struct book_trade *trade;
+	/** BOOK_EVENT_STATUS: the security status; else NULL. */
+	const struct book_status *status;
 };
+
+/*
+ * The better of two best levels of one side, outright (o*) and implied
+ * (i*): equal prices add quantities and orders; an empty side (price
+ * BOOK_PRICE_NONE) gives way to the other, both empty give the implied one.
+ * Internal to the tops below.  Selects, not branches (which side wins
+ * follows the market and would mispredict): the better price is the larger
+ * bid (BOOK_PRICE_NONE, INT64_MIN, loses by itself) or the smaller ask,
+ * compared with BOOK_PRICE_NONE moved to the top of the unsigned order.
+ */
+static inline void
+book__top_merge(int64_t op, int64_t oq, int32_t oo, int64_t ip, int64_t iq, int32_t io,
+		bool bid, int64_t *price, int64_t *qty, int32_t *orders)
+{
+	uint64_t ok = (uint64_t)op - (uint64_t)BOOK_PRICE_NONE - 1;
+	uint64_t ik = (uint64_t)ip - (uint64_t)BOOK_PRICE_NONE - 1;
+	int64_t p = bid ? (op >= ip ? op : ip) : (ok <= ik ? op : ip);
+	/* all ones when the side is used: masks, which compilers keep branch-free */
+	int64_t use_o = -(int64_t)((op == p) & (op != BOOK_PRICE_NONE));
+	int64_t use_i = -(int64_t)(ip == p);
+
+	*price = p;
+	*qty = (oq & use_o) + (iq & use_i);
+	*orders = (int32_t)((oo & (int32_t)use_o) + (io & (int32_t)use_i));
+}
+
+/** Top of two best levels (empty levels: price BOOK_PRICE_NONE, qty 0). */
+static inline struct book_top
+book_top_of(const struct book_level *bid, const struct book_level *ask)
+{
+	struct book_top t = {
+		.bid_price = bid->price, .bid_qty = bid->qty,
+		.ask_price = ask->price, .ask_qty = ask->qty,
+		.bid_orders = bid->orders, .ask_orders = ask->orders,
+	};
+
+	return t;
+}
+
+/** An empty top (both prices BOOK_PRICE_NONE). */
+static inline struct book_top
+book_top_empty(void)
+{
+	struct book_top t = { .bid_price = BOOK_PRICE_NONE, .ask_price = BOOK_PRICE_NONE };
+
+	return t;
+}
+
+/**
+ * Outright top of an instrument, read in place (level 1 of each side).
+ * Thread safety: reads only *instrument.
+ */
+static inline struct book_top
+book_instrument_outright_top(const struct book_instrument *instrument)
+{
+	return book_top_of(&instrument->bid[0], &instrument->ask[0]);
+}
+
+/**
+ * Implied top of an instrument (empty without an implied book).
+ * Thread safety: reads only *instrument.
+ */
+static inline struct book_top
+book_instrument_implied_top(const struct book_instrument *instrument)
+{
+	struct book_top t = book_top_of(&instrument->implied_bid[0], &instrument->implied_ask[0]);
+	/* all ones with an implied book: masks, as in book__top_merge() */
+	int64_t keep = -(int64_t)(instrument->implied_depth != 0);
+
+	t.bid_price = (t.bid_price & keep) | (BOOK_PRICE_NONE & ~keep);
+	t.bid_qty &= keep;
+	t.bid_orders &= (int32_t)keep;
+	t.ask_price = (t.ask_price & keep) | (BOOK_PRICE_NONE & ~keep);
+	t.ask_qty &= keep;
+	t.ask_orders &= (int32_t)keep;
+	return t;
+}
+
+/**
+ * Consolidated top of an instrument, computed from level 1 of its outright
+ * and implied books (what book_instrument_top() gives).
+ * Thread safety: reads only *instrument.
+ */
+static inline struct book_top
+book_instrument_consolidated_top(const struct book_instrument *instrument)
+{
+	struct book_top o = book_instrument_outright_top(instrument);
+	struct book_top i = book_instrument_implied_top(instrument);
+	struct book_top c;
+
+	book__top_merge(o.bid_price, o.bid_qty, o.bid_orders, i.bid_price, i.bid_qty,
+			i.bid_orders, true, &c.bid_price, &c.bid_qty, &c.bid_orders);
+	book__top_merge(o.ask_price, o.ask_qty, o.ask_orders, i.ask_price, i.ask_qty,
+			i.ask_orders, false, &c.ask_price, &c.ask_qty, &c.ask_orders);
+	return c;
+}
+
+/**
+ * Outright top of the event's instrument as of the event (empty for an
+ * event without an instrument).  Call inside the callback only.
+ */
+static inline struct book_top
+book_event_outright(const struct book_event *event)
+{
+	if (event->instrument == NULL)
+		return book_top_empty();
+	return book_instrument_outright_top(event->instrument);
+}
+
+/**
+ * Implied top of the event's instrument as of the event (empty without an
+ * instrument or an implied book).  Call inside the callback only.
+ */
+static inline struct book_top
+book_event_implied(const struct book_event *event)
+{
+	if (event->instrument == NULL)
+		return book_top_empty();
+	return book_instrument_implied_top(event->instrument);
+}
+
+/**
+ * Consolidated top of the event's instrument as of the event (empty for an
+ * event without an instrument): the value BOOK_CHANGED_TOP compared, which
+ * the feed keeps in the instrument (published), so nothing is computed
+ * here.  Equal to book_instrument_consolidated_top() during the callback.
+ * Call inside the callback only.
+ */
+static inline struct book_top
+book_event_consolidated(const struct book_event *event)
+{
+	if (event->instrument == NULL)
+		return book_top_empty();
+	return event->instrument->published;
+}
 
 /** Book event callback (the signal stage). */
 typedef void (*book_event_fn)(void *ctx, const struct book_event *event);
@@ -416,9 +563,10 @@ struct book_feed_config {
 	uint8_t join;                  /**< enum book_join */
 	uint8_t publish;               /**< enum book_publish */
 	uint8_t loss_policy;           /**< enum book_loss_policy */
-	/** Arbiter of the incremental stream; its max_packet_size also sizes the
-	 *  recovery buffer slots. */
-	struct mdp3_arb_config arb;
+	/** Largest incremental packet kept in the recovery buffer (bytes; 0:
+	 *  MDP3_ARB_DEFAULT_MAX_PACKET, the arbiter's default): the size of a
+	 *  recovery slot. app/feed sets it to its arbiter's max_packet_size. */
+	uint32_t max_packet_size;
 	struct book_feed_handler handler;
 };
 
@@ -468,7 +616,7 @@ struct book_feed;
  * Bytes a feed with this configuration needs (for book_feed_init()).
  * @return the size, or 0 with errno = EINVAL for an invalid configuration
  *         (capacities over the maxima, depths out of range, enums out of
- *         range, invalid arbiter configuration).
+ *         range).
  * Thread safety: any thread.
  */
 size_t book_feed_memsize(const struct book_feed_config *config);
@@ -501,34 +649,34 @@ struct book_feed *book_feed_create(const struct book_feed_config *config);
 void book_feed_destroy(struct book_feed *feed);
 
 /**
- * Per-packet entry point: one received UDP payload of the channel.
- * Incremental packets go through the arbiter (possibly held, released
- * later, or dropped as duplicates); snapshot and definition packets are
- * decoded at once (both feeds: a second copy of a snapshot is ignored by
- * its RptSeq).  Events and callbacks run before it returns.
+ * One snapshot (market recovery) or definition (instrument replay) packet
+ * applied to the books at once: counted in packets[stream][id], decoded,
+ * snapshots and definitions applied (both feeds may be given: a second copy
+ * of a snapshot is ignored by its RptSeq).  Incremental packets go through
+ * book_feed_apply() or book_feed_packet_begin() / book_feed_message() /
+ * book_feed_packet_end().  Events run before it returns.
  *
  * @param feed    feed.
- * @param stream  which stream of the channel the packet came on.
+ * @param stream  MDP3_STREAM_SNAPSHOT or MDP3_STREAM_DEFINITION.
  * @param id      MDP3_FEED_A or MDP3_FEED_B.
  * @param data    UDP payload (binary packet header first); only read, not
  *                kept after the call.
  * @param length  bytes at data.
- * @param rx_ns   rx time, ns (NIC or capture timestamp; drives gap waits).
- * @return incremental: an enum mdp3_arb_verdict (>= 0); snapshot and
- *         definition: 0, or -EBADMSG for a malformed packet (counted);
- *         -EINVAL for NULL feed/data or stream/id out of range.
+ * @param rx_ns   rx time, ns.
+ * @return 0; -EBADMSG for a malformed packet (counted in malformed, nothing
+ *         applied); -EINVAL for NULL feed/data, id out of range, stream out
+ *         of range or MDP3_STREAM_INCREMENTAL.
  * Thread safety: the feed's thread only.  No allocation.
  */
-int book_feed_packet(struct book_feed *feed, enum mdp3_stream stream, enum mdp3_feed_id id,
-		const uint8_t *data, size_t length, uint64_t rx_ns);
+int book_feed_stream_packet(struct book_feed *feed, enum mdp3_stream stream,
+		enum mdp3_feed_id id, const uint8_t *data, size_t length, uint64_t rx_ns);
 
 /**
  * Apply one incremental packet that is already in sequence (arbitrated
- * elsewhere, or a single feed trusted as is): the arbiter is bypassed (no
- * duplicate, gap or hold handling, its counters untouched); everything after
- * it is the same (decode, RptSeq, books, recovery buffer, events,
- * on_packet).  Do not mix with book_feed_packet() on the incremental stream
- * of the same feed.
+ * elsewhere, or a single feed trusted as is: lib/book has no arbiter; A/B
+ * arbitration is lib/mdp3's, composed with the books in app/feed): begin,
+ * decode with the feed's own walker, end (decode, RptSeq, books, recovery
+ * buffer, events, on_packet).
  *
  * @return 0; -EBADMSG for a malformed packet (counted, nothing applied);
  *         -EINVAL for NULL feed/data or id out of range.
@@ -585,9 +733,8 @@ struct book_packet_ctx {
  * mdp3_walk_packet() checks the whole packet before it delivers the first
  * message, so a malformed packet reaches the book stage as no message and
  * an end with -EBADMSG.  The three calls run on the feed's thread, in order,
- * one packet open at a time; the snapshot and definition streams, TCP and
- * the arbiter inside the feed keep using book_feed_packet() and friends (do
- * not mix the split with book_feed_packet() on the incremental stream).
+ * one packet open at a time; snapshot and definition packets go through
+ * book_feed_stream_packet(), TCP through book_feed_tcp().
  */
 
 /**
@@ -644,25 +791,14 @@ int book_feed_packet_end(struct book_feed *feed, struct book_packet_ctx *ctx, in
 
 /**
  * Sequence numbers first_seq .. first_seq + count - 1 were declared lost by
- * an arbiter outside the feed (the split path's arbiter stage): what the
- * feed's own arbiter loss does (counters, pending events published, the
- * loss policy, on_loss).  Call between packets, not inside one.
+ * the arbiter (lib/mdp3's, outside the feed): counted, pending events
+ * published, the loss policy applied, on_loss called.  Call between
+ * packets, not inside one.
  *
  * @return 0; -EINVAL for NULL feed or count 0.
  * Thread safety: the feed's thread only.  No allocation.
  */
 int book_feed_loss(struct book_feed *feed, uint32_t first_seq, uint32_t count, uint64_t now_ns);
-
-/**
- * book_feed_packet() for a datagram identified by its destination: the
- * route table says which stream and feed it is.
- *
- * @return as book_feed_packet(); -ENOENT when no route matches (nothing
- *         done); -EINVAL for NULL routes.
- * Thread safety: the feed's thread only.  No allocation.
- */
-int book_feed_datagram(struct book_feed *feed, const struct mdp3_routes *routes, uint32_t dst_ip,
-		uint16_t dst_port, const uint8_t *data, size_t length, uint64_t rx_ns);
 
 /**
  * One TCP segment payload of an MDP conflated-TCP session (0xCAFE frames):
@@ -675,26 +811,18 @@ int book_feed_tcp(struct book_feed *feed, const uint8_t *data, size_t length, ui
 
 /**
  * The exchange restarted the incremental sequence (weekly start, failover):
- * the arbiter forgets its sequence (the next packet sets it; nothing held is
- * applied) and the recovery buffer is emptied.  Books, RptSeq and states are
- * kept.  See also mdp3_arb_config.reset_distance for automatic detection.
+ * the recovery buffer is emptied (the caller resets its arbiter too,
+ * mdp3_arb_reset(); app/feed's tw_feed_sequence_reset() does both).  Books,
+ * RptSeq and states are kept.
  * @return 0, or -EINVAL for NULL.
  * Thread safety: the feed's thread only.
  */
 int book_feed_sequence_reset(struct book_feed *feed);
 
 /**
- * Let time pass without traffic (a timer on the decode lcore): gaps older
- * than the arbiter's wait_ns are declared lost and held packets applied.
- * @return packets applied, or -EINVAL for NULL.
- * Thread safety: the feed's thread only.  No allocation.
- */
-int book_feed_poll(struct book_feed *feed, uint64_t now_ns);
-
-/**
- * End of input: declare open gaps lost, apply everything held, publish
- * pending book changes.
- * @return packets applied, or -EINVAL for NULL.
+ * Publish pending book changes now (end of input; the arbiter's flush comes
+ * first, app/feed's tw_feed_finish()).
+ * @return 0, or -EINVAL for NULL.
  * Thread safety: the feed's thread only.  No allocation.
  */
 int book_feed_flush(struct book_feed *feed, uint64_t now_ns);
@@ -744,12 +872,6 @@ uint64_t book_feed_hash(const struct book_feed *feed);
  * 64-bit counters, no atomics).
  */
 const struct book_feed_counters *book_feed_counters(const struct book_feed *feed);
-
-/**
- * Counters of the feed's incremental arbiter.
- * @return as book_feed_counters().
- */
-const struct mdp3_arb_counters *book_feed_arb_counters(const struct book_feed *feed);
 
 /**
  * The configuration in use, defaults filled in.

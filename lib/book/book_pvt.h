@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Inline internals of lib/book shared by book.c and book_feed.c: the level
- * operation (hot path), tops, price scaling.  Not an interface.
+ * Inline internals of lib/book shared by book.c and the feed: the level
+ * operation (hot path), price scaling.  Not an interface (the tops are
+ * public inline functions of book.h).
  */
 #ifndef BOOK_PVT_H
 #define BOOK_PVT_H
@@ -146,58 +147,6 @@ book__levels_apply(struct book_level *levels, unsigned int depth, enum book_acti
 		return 0;
 	}
 	return -EINVAL;
-}
-
-/* Empty levels are normalised (price BOOK_PRICE_NONE, qty 0, orders 0). */
-BOOK__ALWAYS_INLINE void
-book__top_of(const struct book_level *bid, const struct book_level *ask, struct book_top *t)
-{
-	t->bid_price = bid->price;
-	t->bid_qty = bid->qty;
-	t->bid_orders = bid->orders;
-	t->ask_price = ask->price;
-	t->ask_qty = ask->qty;
-	t->ask_orders = ask->orders;
-}
-
-/* The better of the outright and implied best levels; equal prices add up. */
-BOOK__ALWAYS_INLINE void
-book__merge_side(int64_t op, int64_t oq, int32_t oo, int64_t ip, int64_t iq, int32_t io,
-		bool bid, int64_t *price, int64_t *qty, int32_t *orders)
-{
-	bool use_o, use_i;
-
-	if (op == BOOK_PRICE_NONE || ip == BOOK_PRICE_NONE) {
-		use_o = op != BOOK_PRICE_NONE;
-		use_i = !use_o;
-	} else {
-		use_o = bid ? op >= ip : op <= ip;
-		use_i = bid ? ip >= op : ip <= op;
-	}
-	*price = use_o ? op : ip;
-	*qty = (use_o ? oq : 0) + (use_i ? iq : 0);
-	*orders = (use_o ? oo : 0) + (use_i ? io : 0);
-}
-
-BOOK__ALWAYS_INLINE void
-book__top(const struct book_instrument *in, struct book_top *outright, struct book_top *implied,
-		struct book_top *consolidated)
-{
-	static const struct book_level none = { .price = BOOK_PRICE_NONE };
-
-	book__top_of(&in->bid[0], &in->ask[0], outright);
-	if (in->implied_depth > 0)
-		book__top_of(&in->implied_bid[0], &in->implied_ask[0], implied);
-	else
-		book__top_of(&none, &none, implied);
-	book__merge_side(outright->bid_price, outright->bid_qty, outright->bid_orders,
-			implied->bid_price, implied->bid_qty, implied->bid_orders, true,
-			&consolidated->bid_price, &consolidated->bid_qty,
-			&consolidated->bid_orders);
-	book__merge_side(outright->ask_price, outright->ask_qty, outright->ask_orders,
-			implied->ask_price, implied->ask_qty, implied->ask_orders, false,
-			&consolidated->ask_price, &consolidated->ask_qty,
-			&consolidated->ask_orders);
 }
 
 #endif /* BOOK_PVT_H */

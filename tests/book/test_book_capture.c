@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The feed on the two real 10,000-frame A/B captures (channel 340, schema
+ * The feed path (app/feed: lib/mdp3 arbiter -> walker -> lib/book) on the two
+ * real 10,000-frame A/B captures (channel 340, schema
  * v6; channel 320, schema v8):
  *
  *  1. books built from feed A only, from feed B only and from both
@@ -36,6 +37,8 @@
 
 #include "book.h"
 #include "mdp3.h"
+#include "mdp3_feed.h"
+#include "tw_feed.h"
 #include "tw_pcap.h"
 
 static const char *cme_data;
@@ -239,7 +242,8 @@ sid_index(const struct capture *cap, int32_t sid)
 struct run {
 	const struct capture *cap;
 	const struct run *ref;      /* the full run, or NULL for it */
-	struct book_feed *feed;
+	struct tw_feed *path;      /* app/feed: arbiter -> decoder -> books */
+	struct book_feed *feed;    /* path->book */
 	char label[96];
 	uint64_t *hash;             /* per sequence index: all books after it */
 	uint8_t *delivered;
@@ -280,7 +284,7 @@ run_alloc(struct run *r, const struct capture *cap, const struct run *ref, const
 static void
 run_free(struct run *r)
 {
-	book_feed_destroy(r->feed);
+	tw_feed_destroy(r->path);
 	free(r->hash);
 	free(r->delivered);
 	free(r->inst_hash);
@@ -376,15 +380,18 @@ on_loss(void *ctx, uint32_t first, uint32_t count, uint64_t now)
 static void
 run_start(struct run *r, const struct mdp3_arb_config *arb)
 {
-	struct book_feed_config c = {
-		.max_instruments = 512,
-		.handler = { .on_packet = on_packet, .on_loss = on_loss, .ctx = r },
+	struct tw_feed_config c = {
+		.book = {
+			.max_instruments = 512,
+			.handler = { .on_packet = on_packet, .on_loss = on_loss, .ctx = r },
+		},
 	};
 
 	if (arb != NULL)
 		c.arb = *arb;
-	r->feed = book_feed_create(&c);
-	assert_non_null(r->feed);
+	r->path = tw_feed_create(&c);
+	assert_non_null(r->path);
+	r->feed = r->path->book;
 }
 
 static void
@@ -393,7 +400,7 @@ run_finish(struct run *r)
 	const struct capture *cap = r->cap;
 	uint32_t i;
 
-	book_feed_flush(r->feed, UINT64_MAX);
+	tw_feed_finish(r->path, UINT64_MAX);
 	for (i = 0; i < cap->nall; i++) {
 		const struct book_instrument *in = book_feed_find(r->feed, cap->all[i]);
 
@@ -417,13 +424,13 @@ run_full(struct run *r, const struct capture *cap, const struct run *ref, int on
 
 		if (only_feed >= 0 && d->feed != only_feed)
 			continue;
-		assert_true(book_feed_packet(r->feed, MDP3_STREAM_INCREMENTAL,
+		assert_true(tw_feed_packet(r->path, MDP3_STREAM_INCREMENTAL,
 					(enum mdp3_feed_id)d->feed, d->data, d->length,
 					d->time_ns) >= 0);
 	}
 	run_finish(r);
 	assert_int_equal(r->delivered_count, cap->nseq);
-	assert_int_equal(book_feed_arb_counters(r->feed)->losses, 0);
+	assert_int_equal(mdp3_arb_counters(r->path->arb)->losses, 0);
 	assert_int_equal(book_feed_counters(r->feed)->stale_books, 0);
 	assert_int_equal(book_feed_counters(r->feed)->rpt_seq_gaps, 0);
 	assert_int_equal(book_feed_counters(r->feed)->malformed, 0);
@@ -452,8 +459,8 @@ test_feeds_agree(const struct capture *cap)
 	}
 	assert_true(book_feed_hash(a.feed) == book_feed_hash(both.feed));
 	assert_true(book_feed_hash(b.feed) == book_feed_hash(both.feed));
-	assert_int_equal(book_feed_arb_counters(both.feed)->duplicates[MDP3_FEED_A] +
-			book_feed_arb_counters(both.feed)->duplicates[MDP3_FEED_B], cap->nseq);
+	assert_int_equal(mdp3_arb_counters(both.path->arb)->duplicates[MDP3_FEED_A] +
+			mdp3_arb_counters(both.path->arb)->duplicates[MDP3_FEED_B], cap->nseq);
 	/* the books change along the way: the per-packet hashes are not constant */
 	assert_true(both.hash[0] != both.hash[cap->nseq - 1]);
 	run_free(&a);
@@ -573,7 +580,7 @@ run_drops(const struct capture *cap, const struct run *ref, enum setup setup,
 
 		if (dropped[order[j]])
 			continue;
-		assert_true(book_feed_packet(r.feed, MDP3_STREAM_INCREMENTAL,
+		assert_true(tw_feed_packet(r.path, MDP3_STREAM_INCREMENTAL,
 					(enum mdp3_feed_id)d->feed, d->data, d->length,
 					d->time_ns) >= 0);
 	}
@@ -593,14 +600,14 @@ run_drops(const struct capture *cap, const struct run *ref, enum setup setup,
 					cap->first_seq + i);
 		}
 	}
-	assert_int_equal(book_feed_arb_counters(r.feed)->lost_packets, expected);
+	assert_int_equal(mdp3_arb_counters(r.path->arb)->lost_packets, expected);
 	assert_int_equal(book_feed_counters(r.feed)->lost_packets, expected);
 	stats->runs++;
 	if (expected > 0)
 		stats->loss_runs++;
 	stats->lost += expected;
-	stats->held += book_feed_arb_counters(r.feed)->held;
-	stats->filled += book_feed_arb_counters(r.feed)->gaps_filled;
+	stats->held += mdp3_arb_counters(r.path->arb)->held;
+	stats->filled += mdp3_arb_counters(r.path->arb)->gaps_filled;
 	/* The stale set is what the RptSeq gaps can reveal; the rest is exact. */
 	for (i = 0; i < cap->nall; i++) {
 		const struct book_instrument *in = book_feed_find(r.feed, cap->all[i]);
@@ -632,7 +639,7 @@ run_drops(const struct capture *cap, const struct run *ref, enum setup setup,
 	if (expected == 0)
 		assert_true(book_feed_hash(r.feed) == book_feed_hash(ref->feed));
 	if (setup == SETUP_B_DELAYED && permille_a > 0)
-		assert_true(book_feed_arb_counters(r.feed)->gaps_filled > 0);
+		assert_true(mdp3_arb_counters(r.path->arb)->gaps_filled > 0);
 	run_free(&r);
 	free(dropped);
 	free(both);

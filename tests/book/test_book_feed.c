@@ -19,6 +19,7 @@
 
 #include "book.h"
 #include "book_test_packets.h"
+#include "tw_feed.h"
 
 #define V9 9
 #define EOE 0x80
@@ -62,12 +63,23 @@ on_event(void *ctx, const struct book_event *ev)
 	e->state = ev->state;
 	e->replay = ev->replay;
 	e->seq = ev->msg_seq_num;
-	e->consolidated = ev->consolidated;
-	e->trade = ev->trade;
-	e->status = ev->status;
+	e->consolidated = book_event_consolidated(ev);
+	/* trade and status point into the feed: set exactly for their events */
+	assert_true((ev->trade != NULL) == ((ev->what & BOOK_EVENT_TRADE) != 0));
+	assert_true((ev->status != NULL) == ((ev->what & BOOK_EVENT_STATUS) != 0));
+	memset(&e->trade, 0, sizeof(e->trade));
+	memset(&e->status, 0, sizeof(e->status));
+	if (ev->trade != NULL)
+		e->trade = *ev->trade;
+	if (ev->status != NULL)
+		e->status = *ev->status;
 	e->has_instrument = ev->instrument != NULL;
-	if (ev->instrument != NULL)
+	if (ev->instrument != NULL) {
+		struct book_top top = book_instrument_consolidated_top(ev->instrument);
+
 		assert_int_equal(ev->instrument->security_id, ev->security_id);
+		assert_memory_equal(&top, &e->consolidated, sizeof(top));
+	}
 }
 
 static void
@@ -92,28 +104,65 @@ on_packet(void *ctx, const struct book_packet_info *info)
 
 static struct recorder rec;
 
+/*
+ * The books of a test sit in app/feed's path of one channel (lib/mdp3's
+ * arbiter -> walker -> these books), as in every program: A/B arbitration
+ * is not lib/book's. One path at a time; the helpers below reach it from
+ * its books.
+ */
+static struct tw_feed *path;
+
+static struct tw_feed *
+path_of(struct book_feed *f)
+{
+	assert_non_null(path);
+	assert_ptr_equal(path->book, f);
+	return path;
+}
+
 static struct book_feed *
 make_feed(struct book_feed_config *c)
 {
-	struct book_feed_config d = { 0 };
-	struct book_feed *f;
+	struct tw_feed_config fc;
 
-	if (c == NULL)
-		c = &d;
-	if (c->max_instruments == 0)
-		c->max_instruments = 64;
-	if (c->recovery_packets == 0)
-		c->recovery_packets = 32;
-	if (c->arb.wait_packets == 0 && c->arb.wait_ns == 0)
-		c->arb.wait_packets = 1;
-	c->handler.on_event = on_event;
-	c->handler.on_loss = on_loss;
-	c->handler.on_packet = on_packet;
-	c->handler.ctx = &rec;
+	memset(&fc, 0, sizeof(fc));
+	if (c != NULL)
+		fc.book = *c;
+	if (fc.book.max_instruments == 0)
+		fc.book.max_instruments = 64;
+	if (fc.book.recovery_packets == 0)
+		fc.book.recovery_packets = 32;
+	fc.arb.wait_packets = 1;
+	fc.book.handler.on_event = on_event;
+	fc.book.handler.on_loss = on_loss;
+	fc.book.handler.on_packet = on_packet;
+	fc.book.handler.ctx = &rec;
 	memset(&rec, 0, sizeof(rec));
-	f = book_feed_create(c);
-	assert_non_null(f);
-	return f;
+	assert_null(path);
+	path = tw_feed_create(&fc);
+	assert_non_null(path);
+	return path->book;
+}
+
+static void
+feed_destroy(struct book_feed *f)
+{
+	tw_feed_destroy(path_of(f));
+	path = NULL;
+}
+
+/* A datagram of any stream through the path (incremental: the arbiter). */
+static int
+feed_packet(struct book_feed *f, enum mdp3_stream stream, enum mdp3_feed_id id,
+	    const uint8_t *data, size_t length, uint64_t rx_ns)
+{
+	return tw_feed_packet(path_of(f), stream, id, data, length, rx_ns);
+}
+
+static const struct mdp3_arb_counters *
+arb_counters(struct book_feed *f)
+{
+	return mdp3_arb_counters(path_of(f)->arb);
 }
 
 /* One MDP entry of a book message. */
@@ -150,6 +199,24 @@ add_book46(struct tp *p, const struct be *e, unsigned int n, uint8_t mei)
 	}
 }
 
+/* A TradeSummary 48 of one entry (sets its fields after it with tp_set). */
+static void
+add_trade48(struct tp *p, int32_t sid, uint32_t rpt, int64_t px, int32_t size,
+		uint8_t aggressor, uint64_t transact_time, uint8_t mei)
+{
+	tp_msg(p, 48, V9);
+	tp_set(p, "TransactTime", transact_time);
+	tp_set(p, "MatchEventIndicator", mei);
+	tp_group(p, "NoMDEntries");
+	tp_entry(p);
+	tp_set(p, "MDEntryPx", px);
+	tp_set(p, "MDEntrySize", size);
+	tp_set(p, "SecurityID", sid);
+	tp_set(p, "RptSeq", rpt);
+	tp_set(p, "AggressorSide", aggressor);
+	tp_set(p, "MDUpdateAction", 0);
+}
+
 /* A packet of one 46 message (EndOfEvent) on feed A at time seq. */
 static int
 send46(struct book_feed *f, uint32_t seq, const struct be *e, unsigned int n)
@@ -158,7 +225,7 @@ send46(struct book_feed *f, uint32_t seq, const struct be *e, unsigned int n)
 
 	tp_packet(&p, seq, seq);
 	add_book46(&p, e, n, EOE);
-	return book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf, tp_end(&p), seq);
+	return feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf, tp_end(&p), seq);
 }
 
 static void
@@ -170,9 +237,9 @@ send_both(struct book_feed *f, uint32_t seq, const struct be *e, unsigned int n)
 	tp_packet(&p, seq, seq);
 	add_book46(&p, e, n, EOE);
 	len = tp_end(&p);
-	assert_true(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf, len,
+	assert_true(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf, len,
 				seq) >= 0);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_B, p.buf, len,
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_B, p.buf, len,
 				seq), MDP3_ARB_DUPLICATE);
 }
 
@@ -209,7 +276,7 @@ send_snapshot52(struct book_feed *f, enum mdp3_feed_id id, uint32_t last_seq, in
 	tp_entry(&p);
 	tp_set(&p, "MDEntryType", '7');
 	tp_set(&p, "MDEntryPx", PX(99));
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_SNAPSHOT, id, p.buf, tp_end(&p), 0), 0);
+	assert_int_equal(feed_packet(f, MDP3_STREAM_SNAPSHOT, id, p.buf, tp_end(&p), 0), 0);
 }
 
 static const struct book_instrument *
@@ -255,7 +322,7 @@ test_updates_and_coalesced_events(void **state)
 	add_book46(&p, first, 2, 0x04);
 	add_book46(&p, second, 3, EOE);
 	len = tp_end(&p);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf, len, 5),
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf, len, 5),
 			MDP3_ARB_DELIVERED);
 	assert_int_equal(rec.packets, 1);
 	assert_int_equal(count_events(BOOK_EVENT_BOOK, 1), 1);
@@ -320,7 +387,131 @@ test_updates_and_coalesced_events(void **state)
 	assert_int_equal(book_feed_counters(f)->level_out_of_range, 1);
 	assert_int_equal(book_feed_counters(f)->level_missing, 1);
 	assert_int_equal(in->rpt_seq, 13);
-	book_feed_destroy(f);
+	feed_destroy(f);
+}
+
+/*
+ * BOOK_CHANGED_TOP is computed only when an operation touched a level 1
+ * (outright or implied): an operation deeper leaves it clear, one at level
+ * 1 that keeps the consolidated top as it was leaves it clear too, and a
+ * trade between a level-1 change and the end of the event carries it (the
+ * book event that follows does not).  Tops read through the accessors.
+ */
+static void
+test_top_changed_only_at_level_one(void **state)
+{
+	struct book_feed *f = make_feed(NULL);
+	const struct be init[] = {
+		{ 1, 1, BOOK_ACTION_NEW, '0', 1, PX(100), 5, 1 },
+		{ 1, 2, BOOK_ACTION_NEW, '0', 2, PX(99), 5, 1 },
+		{ 1, 3, BOOK_ACTION_NEW, '1', 1, PX(101), 5, 1 },
+		{ 1, 4, BOOK_ACTION_NEW, 'E', 1, PX(98), 3, 0 },  /* implied, behind */
+	};
+	const struct be deeper[] = { { 1, 5, BOOK_ACTION_CHANGE, '0', 2, PX(99), 7, 2 } };
+	const struct be same[] = { { 1, 6, BOOK_ACTION_OVERLAY, '0', 1, PX(100), 5, 1 } };
+	const struct be behind[] = { { 1, 7, BOOK_ACTION_CHANGE, 'E', 1, PX(98), 4, 0 } };
+	const struct be equal_px[] = { { 1, 8, BOOK_ACTION_CHANGE, 'E', 1, PX(100), 2, 0 } };
+	const struct be from[] = { { 1, 9, BOOK_ACTION_DELETE_FROM, '1', 3, 0, 0, 0 } };
+	struct tp p;
+
+	(void)state;
+	assert_int_equal(send46(f, 1, init, 4), MDP3_ARB_DELIVERED);
+	assert_int_equal(rec.n, 1);
+	assert_true(rec.e[0].changed & BOOK_CHANGED_TOP);
+	assert_int_equal(send46(f, 2, deeper, 1), MDP3_ARB_DELIVERED);
+	assert_int_equal(rec.e[1].changed, BOOK_CHANGED_OUTRIGHT);
+	assert_int_equal(send46(f, 3, same, 1), MDP3_ARB_DELIVERED);
+	assert_int_equal(rec.e[2].changed, BOOK_CHANGED_OUTRIGHT);
+	assert_int_equal(send46(f, 4, behind, 1), MDP3_ARB_DELIVERED);
+	assert_int_equal(rec.e[3].changed, BOOK_CHANGED_IMPLIED);
+	assert_int_equal(send46(f, 5, equal_px, 1), MDP3_ARB_DELIVERED);
+	assert_int_equal(rec.e[4].changed, BOOK_CHANGED_IMPLIED | BOOK_CHANGED_TOP);
+	assert_int_equal(rec.e[4].consolidated.bid_price, PX(100));
+	assert_int_equal(rec.e[4].consolidated.bid_qty, 7);
+	assert_int_equal(rec.e[4].consolidated.bid_orders, 1);
+	/* DeleteFrom 3 removes level 1 whatever its n */
+	assert_int_equal(send46(f, 6, from, 1), MDP3_ARB_DELIVERED);
+	assert_int_equal(rec.e[5].changed, BOOK_CHANGED_OUTRIGHT | BOOK_CHANGED_TOP);
+	assert_true(rec.e[5].consolidated.ask_price == BOOK_PRICE_NONE);
+	assert_int_equal(rec.e[5].consolidated.ask_qty, 0);
+
+	/* a level-1 change, then a trade in the same event: the trade has TOP */
+	tp_packet(&p, 7, 7);
+	{
+		const struct be up[] = { { 1, 10, BOOK_ACTION_CHANGE, '0', 1, PX(100), 9, 3 } };
+
+		add_book46(&p, up, 1, 0);
+	}
+	add_trade48(&p, 1, 11, PX(100), 1, 2, 1001, EOE);
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
+				tp_end(&p), 7), MDP3_ARB_DELIVERED);
+	assert_int_equal(rec.n, 8);
+	assert_int_equal(rec.e[6].what, BOOK_EVENT_TRADE);
+	assert_int_equal(rec.e[6].changed, BOOK_CHANGED_TOP);
+	assert_int_equal(rec.e[6].trade.price, PX(100));
+	assert_int_equal(rec.e[6].consolidated.bid_qty, 11);
+	assert_int_equal(rec.e[7].what, BOOK_EVENT_BOOK);
+	assert_int_equal(rec.e[7].changed, BOOK_CHANGED_OUTRIGHT);
+	assert_int_equal(book_feed_counters(f)->events, 8);
+	feed_destroy(f);
+}
+
+/* Snapshot and definition packets straight to the books, no arbiter. */
+static void
+test_stream_packet(void **state)
+{
+	struct book_feed *f = make_feed(NULL);
+	struct tp p;
+	size_t len;
+
+	(void)state;
+	tp_packet(&p, 3, 0);
+	tp_msg(&p, 52, V9);
+	tp_set(&p, "LastMsgSeqNumProcessed", 0);
+	tp_set(&p, "TotNumReports", 1);
+	tp_set(&p, "SecurityID", 5);
+	tp_set(&p, "RptSeq", 4);
+	tp_group(&p, "NoMDEntries");
+	tp_entry(&p);
+	tp_set(&p, "MDEntryType", '0');
+	tp_set(&p, "MDPriceLevel", 1);
+	tp_set(&p, "MDEntryPx", PX(20));
+	tp_set(&p, "MDEntrySize", 2);
+	len = tp_end(&p);
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
+				len, 0), -EINVAL);
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_COUNT, MDP3_FEED_A, p.buf, len,
+				0), -EINVAL);
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_COUNT, p.buf,
+				len, 0), -EINVAL);
+	assert_int_equal(book_feed_stream_packet(NULL, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, p.buf,
+				len, 0), -EINVAL);
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, NULL, len,
+				0), -EINVAL);
+	assert_int_equal(book_feed_counters(f)->packets[MDP3_STREAM_INCREMENTAL][MDP3_FEED_A], 0);
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_B, p.buf,
+				len - 3, 0), -EBADMSG);
+	assert_int_equal(book_feed_counters(f)->malformed, 1);
+	assert_null(book_feed_find(f, 5));
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_B, p.buf,
+				len, 0), 0);
+	assert_int_equal(book_feed_counters(f)->packets[MDP3_STREAM_SNAPSHOT][MDP3_FEED_B], 2);
+	assert_int_equal(book_feed_counters(f)->snapshots, 1);
+	assert_int_equal(find(f, 5)->bid[0].price, PX(20));
+	assert_int_equal(find(f, 5)->rpt_seq, 4);
+	assert_int_equal(rec.n, 1);
+	assert_int_equal(rec.e[0].what, BOOK_EVENT_SNAPSHOT | BOOK_EVENT_BOOK);
+	assert_int_equal(rec.e[0].consolidated.bid_price, PX(20));
+	/* the other copy: ignored by its RptSeq, counted */
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, p.buf,
+				len, 0), 0);
+	assert_int_equal(book_feed_counters(f)->snapshots_ignored, 1);
+	assert_int_equal(book_feed_counters(f)->packets[MDP3_STREAM_SNAPSHOT][MDP3_FEED_A], 1);
+	/* a definition packet: nothing in it is valid here, so it is refused */
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_A, p.buf,
+				2, 0), -EBADMSG);
+	assert_int_equal(book_feed_counters(f)->packets[MDP3_STREAM_DEFINITION][MDP3_FEED_A], 1);
+	feed_destroy(f);
 }
 
 static void
@@ -361,7 +552,7 @@ test_rpt_seq_gap_marks_stale(void **state)
 	assert_int_equal(find(f, 2)->state, BOOK_STATE_OK);
 	/* while stale, packets are kept for replay */
 	assert_int_equal(book_feed_counters(f)->recovery_buffered, 3);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -448,7 +639,7 @@ test_snapshot_recovery_replays_buffer(void **state)
 	}
 	assert_int_equal(book_feed_counters(f)->recovery_buffered, 3);
 	assert_int_equal(find(f, 1)->ask[0].price, PX(104));
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -482,7 +673,7 @@ test_snapshot_replay_finds_another_gap(void **state)
 	assert_int_equal(find(f, 1)->state, BOOK_STATE_OK);
 	assert_int_equal(find(f, 1)->rpt_seq, 6);
 	assert_int_equal(book_feed_counters(f)->recoveries, 2);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -496,7 +687,7 @@ send_channel_reset(struct book_feed *f, uint32_t seq)
 	tp_group(&p, "NoMDEntries");
 	tp_entry(&p);
 	tp_set(&p, "ApplID", 340);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
 				tp_end(&p), seq), MDP3_ARB_DELIVERED);
 }
 
@@ -540,7 +731,7 @@ test_channel_reset_and_empty_book(void **state)
 	assert_int_equal(find(f, 1)->rpt_seq, 2);
 	assert_int_equal(book_feed_counters(f)->book_resets, 1);
 	assert_true(rec.e[rec.n - 1].what & BOOK_EVENT_RESET);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -569,7 +760,7 @@ send_definition54(struct book_feed *f, int32_t sid, char action, const char *sym
 		tp_set_str(&p, "MDFeedType", "GBI");
 		tp_set(&p, "MarketDepth", gbi);
 	}
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_A, p.buf,
+	assert_int_equal(feed_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_A, p.buf,
 				tp_end(&p), 0), 0);
 }
 
@@ -624,7 +815,7 @@ test_definitions(void **state)
 	assert_int_equal(book_feed_instrument_count(f), 1);
 	assert_int_equal(book_feed_counters(f)->definitions_deleted, 1);
 	assert_non_null(book_feed_find(f, 6));
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -647,7 +838,7 @@ test_definition_v5_and_exponents(void **state)
 	tp_entry(&p);
 	tp_set_str(&p, "MDFeedType", "GBX");
 	tp_set(&p, "MarketDepth", 10);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_B, p.buf,
+	assert_int_equal(feed_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_B, p.buf,
 				tp_end(&p), 0), 0);
 	in = find(f, 2615);
 	assert_int_equal(in->tick, INT64_C(25000000000));   /* 25 at 10^-9 */
@@ -667,7 +858,7 @@ test_definition_v5_and_exponents(void **state)
 	tp_set(&p, "MDEntryPx", INT64_C(21005000000));  /* 2100.5 */
 	tp_set(&p, "MDEntrySize", 3);
 	tp_set(&p, "NumberOfOrders", 1);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
 				tp_end(&p), 0), MDP3_ARB_DELIVERED);
 	{
 		const struct be e[] = { { 2615, 2, 0, '0', 2, INT64_C(2100250000000), 1, 1 } };
@@ -677,7 +868,7 @@ test_definition_v5_and_exponents(void **state)
 	in = find(f, 2615);
 	assert_int_equal(in->bid[0].price, INT64_C(2100500000000));
 	assert_int_equal(in->bid[1].price, INT64_C(2100250000000));
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -703,7 +894,7 @@ send_mbo53(struct book_feed *f, uint32_t last_seq, int32_t sid, uint32_t chunk, 
 		tp_set(&p, "MDDisplayQty", 1 + (int64_t)i);
 		tp_set(&p, "MDEntryType", i < nb ? '0' : '1');
 	}
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, p.buf, tp_end(&p),
+	assert_int_equal(feed_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, p.buf, tp_end(&p),
 				0), 0);
 }
 
@@ -751,7 +942,7 @@ test_order_book_snapshot_recovery(void **state)
 	/* and RptSeq is checked again afterwards: 5 after 3 is a gap */
 	send46(f, 5, p5, 1);
 	assert_int_equal(find(f, 5)->state, BOOK_STATE_STALE);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -788,7 +979,7 @@ test_join_recover(void **state)
 	assert_int_equal(find(f, 3)->state, BOOK_STATE_OK);
 	assert_int_equal(find(f, 3)->rpt_seq, 4);
 	assert_int_equal(book_feed_counters(f)->stale_books, 0);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -804,7 +995,7 @@ send_status(struct book_feed *f, uint32_t seq, int32_t sid, const char *group, u
 	tp_set(&p, "SecurityTradingStatus", status);
 	tp_set(&p, "HaltReason", 0);
 	tp_set(&p, "SecurityTradingEvent", 1);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
 				tp_end(&p), seq), MDP3_ARB_DELIVERED);
 }
 
@@ -834,7 +1025,7 @@ test_security_status(void **state)
 	assert_false(rec.e[2].has_instrument);
 	assert_string_equal(rec.e[2].status.security_group, "ES");
 	assert_int_equal(book_feed_counters(f)->status_updates, 2);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -846,18 +1037,8 @@ test_trade_and_volume(void **state)
 
 	(void)state;
 	tp_packet(&p, 1, 0);
-	tp_msg(&p, 48, V9);
-	tp_set(&p, "TransactTime", 1234);
-	tp_set(&p, "MatchEventIndicator", 0x01);
-	tp_group(&p, "NoMDEntries");
-	tp_entry(&p);
-	tp_set(&p, "MDEntryPx", PX(50));
-	tp_set(&p, "MDEntrySize", 7);
-	tp_set(&p, "SecurityID", 9);
-	tp_set(&p, "RptSeq", 1);
+	add_trade48(&p, 9, 1, PX(50), 7, 1, 1234, 0x01);
 	tp_set(&p, "NumberOfOrders", 2);
-	tp_set(&p, "AggressorSide", 1);
-	tp_set(&p, "MDUpdateAction", 0);
 	tp_set(&p, "MDTradeEntryID", 4242);
 	tp_msg(&p, 37, V9);
 	tp_set(&p, "MatchEventIndicator", EOE);
@@ -866,7 +1047,7 @@ test_trade_and_volume(void **state)
 	tp_set(&p, "MDEntrySize", 1007);
 	tp_set(&p, "SecurityID", 9);
 	tp_set(&p, "RptSeq", 2);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf,
 				tp_end(&p), 0), MDP3_ARB_DELIVERED);
 	in = find(f, 9);
 	assert_int_equal(in->last_trade.price, PX(50));
@@ -880,7 +1061,7 @@ test_trade_and_volume(void **state)
 	assert_int_equal(rec.e[0].what, BOOK_EVENT_TRADE);
 	assert_int_equal(rec.e[0].trade.qty, 7);
 	assert_int_equal(book_feed_counters(f)->trades, 1);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -905,7 +1086,7 @@ test_loss_policy_stale_all(void **state)
 	assert_int_equal(find(f, 3)->state, BOOK_STATE_OK);
 	assert_int_equal(book_feed_counters(f)->stale_marked_on_loss, 2);
 	assert_int_equal(book_feed_counters(f)->stale_books, 2);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -921,19 +1102,19 @@ test_malformed_copy_replaced_by_other_feed(void **state)
 	add_book46(&p, a, 1, EOE);
 	len = tp_end(&p);
 	/* feed A's copy is cut short: the walker refuses it, B's copy wins */
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf, len - 3,
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, p.buf, len - 3,
 				0), MDP3_ARB_REJECTED);
 	assert_int_equal(book_feed_counters(f)->malformed, 1);
 	assert_null(book_feed_find(f, 1));
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_B, p.buf, len, 0),
+	assert_int_equal(feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_B, p.buf, len, 0),
 			MDP3_ARB_DELIVERED);
 	assert_int_equal(find(f, 1)->bid[0].price, PX(10));
-	assert_int_equal(book_feed_arb_counters(f)->rejected[MDP3_FEED_A], 1);
-	assert_int_equal(book_feed_arb_counters(f)->accepted[MDP3_FEED_B], 1);
+	assert_int_equal(arb_counters(f)->rejected[MDP3_FEED_A], 1);
+	assert_int_equal(arb_counters(f)->accepted[MDP3_FEED_B], 1);
 	/* a malformed snapshot packet */
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, p.buf, len - 3, 0),
+	assert_int_equal(feed_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, p.buf, len - 3, 0),
 			-EBADMSG);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -991,7 +1172,7 @@ test_tcp_snapshot_and_incremental(void **state)
 	assert_int_equal(in->ask[1].price, 1208150000);
 	assert_int_equal(book_feed_counters(f)->rpt_seq_gaps, 0);
 	assert_int_equal(book_feed_tcp(f, frame, len + 1, 0), -EBADMSG);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -1025,7 +1206,7 @@ test_table_full_and_removal(void **state)
 	send46(f, seq++, &e, 1);
 	assert_int_equal(find(f, 1)->bid[0].price, PX(1));
 	assert_int_equal(book_feed_instrument_count(f), 25);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 /*
@@ -1087,7 +1268,7 @@ test_lookup_cache_ways(void **state)
 	assert_int_equal(find(f, b)->bid[0].price, PX(33));
 	assert_true(find(f, b) != find(f, d));
 	assert_int_equal(book_feed_instrument_count(f), 4);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -1101,12 +1282,12 @@ test_sequence_reset(void **state)
 	assert_int_equal(send46(f, 1000, a, 1), MDP3_ARB_DELIVERED);
 	/* the exchange restarts at 1: old numbers until told */
 	assert_int_equal(send46(f, 1, b, 1), MDP3_ARB_DUPLICATE);
-	assert_int_equal(book_feed_sequence_reset(f), 0);
+	assert_int_equal(tw_feed_sequence_reset(path_of(f)), 0);
 	assert_int_equal(send46(f, 1, b, 1), MDP3_ARB_DELIVERED);
 	assert_int_equal(find(f, 1)->bid[0].price, PX(11));
 	assert_int_equal(find(f, 1)->rpt_seq, 2);
-	assert_int_equal(book_feed_arb_counters(f)->seq_resets, 1);
-	book_feed_destroy(f);
+	assert_int_equal(arb_counters(f)->seq_resets, 1);
+	feed_destroy(f);
 }
 
 static void
@@ -1131,10 +1312,34 @@ test_apply_without_arbiter(void **state)
 	add_book46(&p, b, 1, EOE);
 	assert_int_equal(book_feed_apply(f, MDP3_FEED_B, p.buf, tp_end(&p), 0), 0);
 	assert_int_equal(find(f, 1)->state, BOOK_STATE_STALE);
-	assert_int_equal(book_feed_arb_counters(f)->packets[MDP3_FEED_B], 0);
+	assert_int_equal(arb_counters(f)->packets[MDP3_FEED_B], 0);
 	assert_int_equal(book_feed_counters(f)->packets[MDP3_STREAM_INCREMENTAL][MDP3_FEED_B], 3);
 	assert_int_equal(book_feed_apply(NULL, MDP3_FEED_B, p.buf, 1, 0), -EINVAL);
-	book_feed_destroy(f);
+	feed_destroy(f);
+}
+
+/* The path's own arguments and routing (app/feed). */
+static void
+test_path_arguments(void **state)
+{
+	struct book_feed *f = make_feed(NULL);
+	struct mdp3_routes routes;
+	uint8_t buf[4] = { 0 };
+
+	(void)state;
+	mdp3_routes_init(&routes, true);
+	assert_int_equal(tw_feed_packet(path, MDP3_STREAM_COUNT, MDP3_FEED_A, buf, 0, 0), -EINVAL);
+	assert_int_equal(tw_feed_packet(path, MDP3_STREAM_SNAPSHOT, MDP3_FEED_COUNT, buf, 0, 0),
+			 -EINVAL);
+	assert_int_equal(tw_feed_datagram(path, NULL, 0, 0, buf, 0, 0), -EINVAL);
+	assert_int_equal(tw_feed_datagram(path, &routes, 0x0a000001, 1, buf, 0, 0), -ENOENT);
+	/* too short for a MsgSeqNum: the arbiter drops it, the books never see it */
+	assert_int_equal(tw_feed_packet(path, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, buf, 2, 0),
+			 MDP3_ARB_DROPPED);
+	assert_int_equal(book_feed_counters(f)->packets[MDP3_STREAM_INCREMENTAL][MDP3_FEED_A], 0);
+	assert_int_equal(tw_feed_poll(path, 0), 0);
+	assert_int_equal(tw_feed_finish(path, 0), 0);
+	feed_destroy(f);
 }
 
 static uint64_t
@@ -1278,14 +1483,14 @@ test_random_messages(void **state)
 			seq += x == 0 ? 2 : x == 1 ? 0 : 1;
 		}
 		rec.n = 0;
-		book_feed_packet(f, stream, (enum mdp3_feed_id)(rnd(&r) % 2), p.buf, tp_end(&p), i);
+		feed_packet(f, stream, (enum mdp3_feed_id)(rnd(&r) % 2), p.buf, tp_end(&p), i);
 		check_invariants(f);
 	}
-	book_feed_flush(f, UINT64_MAX);
+	tw_feed_finish(path_of(f), UINT64_MAX);
 	check_invariants(f);
 	assert_true(book_feed_counters(f)->book_updates > 0);
 	assert_true(book_feed_counters(f)->recoveries > 0);
-	book_feed_destroy(f);
+	feed_destroy(f);
 }
 
 static void
@@ -1304,10 +1509,8 @@ test_config_and_queries(void **state)
 	c.max_instruments = 0;
 	c.join = 2;
 	assert_int_equal(book_feed_memsize(&c), 0);
-	c.join = 0;
-	c.arb.window = 5;
-	assert_int_equal(book_feed_memsize(&c), 0);
 	assert_int_equal(errno, EINVAL);
+	c.join = 0;
 	size = book_feed_memsize(NULL);
 	assert_true(size > 0);
 	mem = aligned_alloc(64, size + 64);
@@ -1322,26 +1525,21 @@ test_config_and_queries(void **state)
 	assert_int_equal(book_feed_config(f)->default_depth, BOOK_MAX_DEPTH);
 	assert_int_equal(book_feed_config(f)->default_implied_depth, BOOK_IMPLIED_DEPTH);
 	assert_int_equal(book_feed_config(f)->price_exponent, BOOK_DEFAULT_PRICE_EXPONENT);
-	assert_int_equal(book_feed_config(f)->arb.window, MDP3_ARB_DEFAULT_WINDOW);
+	assert_int_equal(book_feed_config(f)->max_packet_size, MDP3_ARB_DEFAULT_MAX_PACKET);
 	assert_null(book_feed_instrument(f, 0));
 	assert_null(book_feed_instrument(f, 1u << 30));
 	assert_int_equal(book_feed_hash(f), 0);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_COUNT, MDP3_FEED_A, mem, 0, 0), -EINVAL);
-	assert_int_equal(book_feed_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_COUNT, mem, 0, 0),
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_COUNT, MDP3_FEED_A, mem, 0, 0),
 			-EINVAL);
-	assert_int_equal(book_feed_packet(NULL, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, mem, 0, 0),
-			-EINVAL);
-	assert_int_equal(book_feed_datagram(f, NULL, 0, 0, mem, 0, 0), -EINVAL);
-	{
-		struct mdp3_routes routes;
-
-		mdp3_routes_init(&routes, true);
-		assert_int_equal(book_feed_datagram(f, &routes, 0x0a000001, 1, mem, 0, 0),
-				-ENOENT);
-	}
-	assert_int_equal(book_feed_poll(NULL, 0), -EINVAL);
+	assert_int_equal(book_feed_stream_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_COUNT, mem, 0,
+				0), -EINVAL);
+	assert_int_equal(book_feed_stream_packet(NULL, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, mem, 0,
+				0), -EINVAL);
+	assert_int_equal(book_feed_loss(NULL, 1, 1, 0), -EINVAL);
+	assert_int_equal(book_feed_loss(f, 1, 0, 0), -EINVAL);
 	assert_int_equal(book_feed_sequence_reset(NULL), -EINVAL);
 	assert_int_equal(book_feed_sequence_reset(f), 0);
+	assert_int_equal(book_feed_flush(NULL, 0), -EINVAL);
 	assert_int_equal(book_feed_flush(f, 0), 0);
 	book_feed_destroy(f); /* not from create: nothing freed */
 	free(mem);
@@ -1354,6 +1552,9 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_updates_and_coalesced_events),
+		cmocka_unit_test(test_top_changed_only_at_level_one),
+		cmocka_unit_test(test_path_arguments),
+		cmocka_unit_test(test_stream_packet),
 		cmocka_unit_test(test_rpt_seq_gap_marks_stale),
 		cmocka_unit_test(test_snapshot_recovery_replays_buffer),
 		cmocka_unit_test(test_snapshot_replay_finds_another_gap),

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The feed's update path allocates nothing: malloc and friends are wrapped
+ * The feed path's update path allocates nothing (app/feed: the arbiter, walker
+ * and books): malloc and friends are wrapped
  * at link time (-Wl,--wrap=..., non-sanitized builds) and counted while
  * packets go through arbitration (with holds and declared losses), decoding,
  * books, events, the recovery buffer, a snapshot with replay, a channel
@@ -18,6 +19,7 @@
 
 #include "book.h"
 #include "book_test_packets.h"
+#include "tw_feed.h"
 #include "tw_pcap.h"
 
 #include "tw_alloc_count.h"
@@ -51,12 +53,14 @@ entry46(struct tp *p, int32_t sid, uint32_t rpt, uint8_t action, char type, uint
 static void
 test_update_path_allocates_nothing(void **state)
 {
-	struct book_feed_config c = {
-		.max_instruments = 64, .recovery_packets = 8,
+	struct tw_feed_config c = {
 		.arb = { .wait_packets = 2 },
-		.handler = { .on_event = on_event },
+		.book = {
+			.max_instruments = 64, .recovery_packets = 8,
+			.handler = { .on_event = on_event },
+		},
 	};
-	struct book_feed *f = book_feed_create(&c);
+	struct tw_feed *f = tw_feed_create(&c);
 	/* built before counting: the builder is test code */
 	static struct tp pk[12];
 	size_t len[12];
@@ -99,31 +103,31 @@ test_update_path_allocates_nothing(void **state)
 
 	tw_alloc_counting = 1;
 	for (i = 0; i < 50; i++) {
-		book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[1].buf, len[1], 0);
-		book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_B, pk[1].buf, len[1], 0);
+		tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[1].buf, len[1], 0);
+		tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_B, pk[1].buf, len[1], 0);
 		/* 2 lost: 3 held, loss declared, 1 and 2 go stale, buffer fills */
 		for (seq = 3; seq <= 8; seq++)
-			book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[seq].buf,
+			tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[seq].buf,
 					len[seq], seq);
-		book_feed_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, pk[9].buf, len[9], 0);
-		book_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[10].buf, len[10], 9);
-		book_feed_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_A, pk[11].buf, len[11], 0);
+		tw_feed_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, pk[9].buf, len[9], 0);
+		tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[10].buf, len[10], 9);
+		tw_feed_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_A, pk[11].buf, len[11], 0);
 		pk[11].buf[MDP3_PACKET_HEADER_SIZE + MDP3_MESSAGE_HEADER_SIZE + 5] = 'D';
-		book_feed_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_A, pk[11].buf, len[11], 0);
+		tw_feed_packet(f, MDP3_STREAM_DEFINITION, MDP3_FEED_A, pk[11].buf, len[11], 0);
 		pk[11].buf[MDP3_PACKET_HEADER_SIZE + MDP3_MESSAGE_HEADER_SIZE + 5] = 'A';
-		book_feed_poll(f, 100);
-		book_feed_flush(f, 100);
+		tw_feed_poll(f, 100);
+		tw_feed_finish(f, 100);
 		/* the next round starts from a new feed (created outside the count) */
 		tw_alloc_counting = 0;
-		book_feed_destroy(f);
-		f = book_feed_create(&c);
+		tw_feed_destroy(f);
+		f = tw_feed_create(&c);
 		assert_non_null(f);
 		tw_alloc_counting = 1;
 	}
 	tw_alloc_counting = 0;
 	assert_int_equal(tw_allocations, 0);
 	assert_true(events != 0);
-	book_feed_destroy(f);
+	tw_feed_destroy(f);
 }
 
 static void
@@ -133,8 +137,8 @@ test_capture_with_drops_allocates_nothing(void **state)
 	struct tw_pcap_frame fr;
 	struct tw_pcap_l4 l4;
 	struct mdp3_routes routes;
-	struct book_feed_config c = { .handler = { .on_event = on_event } };
-	struct book_feed *f;
+	struct tw_feed_config c = { .book = { .handler = { .on_event = on_event } } };
+	struct tw_feed *f;
 	struct tw_pcap *pcap;
 	uint64_t rng = 12345;
 	struct stat st;
@@ -148,7 +152,7 @@ test_capture_with_drops_allocates_nothing(void **state)
 	if (pcap == NULL)
 		fail_msg("%s: %s", path, strerror(errno));
 	mdp3_routes_init(&routes, true);
-	f = book_feed_create(&c);
+	f = tw_feed_create(&c);
 	assert_non_null(f);
 	tw_alloc_counting = 1;
 	while (tw_pcap_next(pcap, &fr) == 1) {
@@ -157,15 +161,15 @@ test_capture_with_drops_allocates_nothing(void **state)
 		rng = rng * 6364136223846793005u + 1442695040888963407u;
 		if ((rng >> 33) % 100 < 20)
 			continue;
-		book_feed_datagram(f, &routes, l4.dst_ip, l4.dst_port, l4.payload,
+		tw_feed_datagram(f, &routes, l4.dst_ip, l4.dst_port, l4.payload,
 				l4.payload_length, fr.time_ns);
 	}
-	book_feed_flush(f, UINT64_MAX);
+	tw_feed_finish(f, UINT64_MAX);
 	tw_alloc_counting = 0;
 	assert_int_equal(tw_allocations, 0);
-	assert_true(book_feed_counters(f)->stale_books > 0);
-	assert_true(book_feed_counters(f)->recovery_buffered > 0);
-	book_feed_destroy(f);
+	assert_true(book_feed_counters(f->book)->stale_books > 0);
+	assert_true(book_feed_counters(f->book)->recovery_buffered > 0);
+	tw_feed_destroy(f);
 	tw_pcap_close(pcap);
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * lib/book + lib/mdp3 A/B arbitration on tickwire-synth captures, against the
+ * The feed path (lib/mdp3 A/B arbitration, lib/book) on tickwire-synth captures, against the
  * generator's truth.
  *
  * The captures (feed A, feed B, snapshot channel) are replayed merged by
- * capture time through one struct book_feed, routed by destination group
+ * capture time through app/feed's path of one channel (the appliance's
+ * arbiter -> decoder -> books, by direct calls), routed by destination group
  * like the appliance (mdp3_routes defaults + a /32 route for the snapshot
  * group).  Checks, as the options ask:
  *   --per-seq        after every incremental packet the books it touched
@@ -33,6 +34,7 @@
 
 #include "book.h"
 #include "mdp3_feed.h"
+#include "tw_feed.h"
 #include "tw_pcap.h"
 
 #define MAX_LEVELS 10
@@ -59,7 +61,8 @@ struct run {
 	struct truth *truth;
 	size_t truth_count;
 	size_t next;               /* first per-seq truth line not yet reached */
-	struct book_feed *feed;
+	struct tw_feed *path;     /* app/feed: arbiter -> decoder -> books */
+	struct book_feed *feed;   /* path->book */
 	bool per_seq;
 	unsigned int failures;
 	uint64_t compared;
@@ -435,11 +438,11 @@ replay(struct run *r, struct source *src, unsigned int n, const struct mdp3_rout
 					src[best].path, src[best].frame.number);
 		} else if (route.stream != MDP3_STREAM_INCREMENTAL ||
 				(route.feed == MDP3_FEED_A ? use_a : use_b)) {
-			rc = book_feed_packet(r->feed, (enum mdp3_stream)route.stream,
+			rc = tw_feed_packet(r->path, (enum mdp3_stream)route.stream,
 					(enum mdp3_feed_id)route.feed, l4.payload,
 					l4.payload_length, src[best].frame.time_ns);
 			if (rc < 0)
-				failure(r, "%s frame %" PRIu64 ": book_feed_packet: %s",
+				failure(r, "%s frame %" PRIu64 ": tw_feed_packet: %s",
 						src[best].path, src[best].frame.number,
 						strerror(-rc));
 		}
@@ -477,7 +480,7 @@ main(int argc, char **argv)
 	struct mdp3_route snap_route = { 0 };
 	const struct book_feed_counters *c;
 	const struct book_instrument *in;
-	struct book_feed_config config;
+	struct tw_feed_config config;
 	struct source src[3];
 	struct mdp3_routes routes;
 	struct run r;
@@ -537,14 +540,15 @@ main(int argc, char **argv)
 	snap_route.feed = MDP3_FEED_A;
 	mdp3_routes_add(&routes, &snap_route);
 	memset(&config, 0, sizeof(config));
-	config.loss_policy = stale_all ? BOOK_LOSS_STALE_ALL : BOOK_LOSS_RPTSEQ;
-	config.handler.on_event = on_event;
-	config.handler.on_packet = on_packet;
-	config.handler.on_loss = on_loss;
-	config.handler.ctx = &r;
-	r.feed = book_feed_create(&config);
-	if (r.feed == NULL) {
-		printf("FAIL: book_feed_create: %s\n", strerror(errno));
+	config.book.loss_policy = stale_all ? BOOK_LOSS_STALE_ALL : BOOK_LOSS_RPTSEQ;
+	config.book.handler.on_event = on_event;
+	config.book.handler.on_packet = on_packet;
+	config.book.handler.on_loss = on_loss;
+	config.book.handler.ctx = &r;
+	r.path = tw_feed_create(&config);
+	r.feed = r.path != NULL ? r.path->book : NULL;
+	if (r.path == NULL) {
+		printf("FAIL: tw_feed_create: %s\n", strerror(errno));
 		return 1;
 	}
 	for (i = 0; i < 3; i++) {
@@ -563,7 +567,7 @@ main(int argc, char **argv)
 	if (replay(&r, src, n, &routes, strchr(feeds, 'a') != NULL, strchr(feeds, 'b') != NULL,
 			&last_ns) < 0)
 		return 1;
-	book_feed_flush(r.feed, last_ns + 1000000000u);
+	tw_feed_finish(r.path, last_ns + 1000000000u);
 	c = book_feed_counters(r.feed);
 	for (i = 0; i < r.truth_count; i++) {
 		if (!r.truth[i].final)
@@ -603,7 +607,7 @@ main(int argc, char **argv)
 			c->channel_resets, r.compared, r.skipped_ahead, finals, r.failures);
 	for (i = 0; i < n; i++)
 		tw_pcap_close(src[i].pcap);
-	book_feed_destroy(r.feed);
+	tw_feed_destroy(r.path);
 	free(r.truth);
 	return r.failures == 0 ? 0 : 1;
 }

@@ -8,21 +8,27 @@
  * (and packets) decoded gives amortized ns per message and per packet.
  * Several repetitions, the median is reported (min and max beside it).
  *
- * Arms, each on the same data in the same run (ratios are to "walk"):
- *   walk       decode only: mdp3_walk_packet() with a handler that reads
- *              each message's template id (the floor: validation + dispatch)
- *   book       decode + book update: feed A through book_feed_apply() (no
- *              arbiter) -> walk -> RptSeq -> book updates; no events
- *   split      the same through the stage-split API (book.h): a decoder
- *              walker hands each message to book_feed_message() between
- *              book_feed_packet_begin() and book_feed_packet_end()
- *   book A     feed A through the whole pipeline: arbiter (in sequence,
- *              zero copy) -> walk -> RptSeq -> book updates; no events
- *   book A+ev  the same with a book-event callback (the signal stage stub)
- *   book A+B   both feeds arbitrated (every packet twice; duplicates dropped)
- *   book A+B+ev  the same with events
+ * Arms, each on the same data in the same run (ratios are to "walk"); every
+ * arm but walk runs app/feed's path (tw_feed.h), the one the appliance and
+ * tickwire-replay run through their actors:
+ *   walk          decode only: mdp3_walk_packet() with a handler that reads
+ *                 each message's template id (the floor: validation + dispatch)
+ *   book A        feed A through the path by direct calls: arbiter (in
+ *                 sequence, zero copy) -> walk -> book_feed_message() (RptSeq,
+ *                 book updates); no events
+ *   book A+B      both feeds arbitrated (every packet twice; duplicates dropped)
+ *   book A+B+ev   the same with a book-event callback (what a signal reads
+ *                 first: the consolidated top)
+ *   chain direct  the appliance's decode group (tw_chain, both feeds through
+ *                 tw_chain_rx_direct(), the sample strategy as the signal)
+ *                 with its stages calling each other's functions
+ *                 (tw_chain_opts.direct_stages): the same work without hops
+ *   chain         the same four actors calling each other with act_fast_send,
+ *                 as in the appliance
  * Per message and per packet figures use the messages and packets decoded
  * (one copy each), so A+B includes the cost of dropping duplicates.
+ * Headline ratios, same run: book A+B / walk, book A+B+ev / walk (issue 15:
+ * <= 2.0 and <= 2.5) and chain / chain direct (<= 1.10).
  *
  * usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--capture 340|320]
  *                   [--json FILE]
@@ -39,8 +45,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "act.h"
 #include "book.h"
 #include "mdp3.h"
+#include "tw_chain.h"
+#include "tw_feed.h"
 #include "tw_pcap.h"
 
 #define MAX_REPS 1001
@@ -65,17 +74,16 @@ struct capture {
 
 enum arm {
 	ARM_WALK,
-	ARM_BOOK_APPLY,
-	ARM_SPLIT,
 	ARM_BOOK_A,
-	ARM_BOOK_A_EVENTS,
 	ARM_BOOK_AB,
 	ARM_BOOK_AB_EVENTS,
+	ARM_CHAIN_DIRECT,
+	ARM_CHAIN,
 	ARM_COUNT
 };
 
 static const char *const arm_names[ARM_COUNT] = {
-	"walk", "book", "split", "book A", "book A+ev", "book A+B", "book A+B+ev",
+	"walk", "book A", "book A+B", "book A+B+ev", "chain direct", "chain",
 };
 
 struct result {
@@ -171,68 +179,109 @@ walk_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *ms
 	return 0;
 }
 
-/* The decoder stage of the split arm: hands each message to the book stage. */
-struct split_decoder {
-	struct book_feed *feed;
-	struct book_packet_ctx pc;
-};
-
-static int
-split_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
-{
-	struct split_decoder *d = ctx;
-
-	(void)pkt;
-	return book_feed_message(d->feed, &d->pc, msg);
-}
-
-static void
-split_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip)
-{
-	struct split_decoder *d = ctx;
-
-	(void)pkt;
-	(void)skip;
-	book_feed_message(d->feed, &d->pc, NULL);
-}
-
 static void
 on_event(void *ctx, const struct book_event *e)
 {
 	uint64_t *sum = ctx;
+	struct book_top top = book_event_consolidated(e);
 
 	/* what a signal stage reads first: the top of book */
-	*sum += (uint64_t)e->consolidated.bid_price ^ (uint64_t)e->consolidated.ask_qty;
+	*sum += (uint64_t)top.bid_price ^ (uint64_t)top.ask_qty;
+}
+
+/* The decode group of the appliance, as tickwire-replay builds it. */
+static struct tw_chain *
+chain_create(bool direct)
+{
+	struct tw_chain_opts o;
+	struct tw_chain *c;
+
+	memset(&o, 0, sizeof(o));
+	o.decode_mailbox.name = "decode";
+	o.decode_mailbox.cpu = -1;
+	o.order_mailbox.name = "order_out";
+	o.order_mailbox.cpu = -1;
+	o.max_instruments = 1024;
+	o.direct_stages = direct;
+	/* the sample strategy, no instrument listed: it reads every top and
+	 * sends no order */
+	o.strategy_enabled = true;
+	o.strategy.ratio_numerator = 3;
+	o.strategy.ratio_denominator = 1;
+	o.strategy.order_qty = 1;
+	c = tw_chain_create(&o);
+	if (c == NULL) {
+		fprintf(stderr, "bench_feed: tw_chain_create: %s\n", strerror(errno));
+		exit(1);
+	}
+	act_group_bind(tw_chain_decode_group(c));
+	return c;
+}
+
+static double
+chain_rep(const struct capture *cap, bool direct, uint64_t *check, uint64_t *messages,
+	  uint64_t *packets)
+{
+	struct tw_chain *c = chain_create(direct);
+	struct tw_chain_channel_stats cs;
+	struct tw_chain_stats st;
+	struct tw_rx rx;
+	uint64_t t0, t1;
+
+	memset(&rx, 0, sizeof(rx));
+	t0 = now_ns();
+	for (size_t i = 0; i < cap->n; i++) {
+		const struct dgram *d = &cap->d[i];
+
+		rx.payload = cap->bytes + d->offset;
+		rx.length = d->length;
+		rx.side = d->feed;
+		rx.rx_ns = d->time_ns;
+		tw_chain_rx_direct(c, &rx);
+	}
+	t1 = now_ns();
+	tw_chain_stats(c, &st);
+	tw_chain_channel_stats(c, &cs, 1);
+	*messages = cap->messages_a;
+	*packets = cs.packets_applied;
+	*check += st.tops;
+	if (cs.lost_packets != 0 || cs.stale_books != 0 || st.signal_errors != 0 ||
+	    cs.packets_applied != cap->packets_a) {
+		fprintf(stderr, "bench_feed: the chain lost packets or tops in a full replay\n");
+		exit(1);
+	}
+	tw_chain_destroy(c);
+	return (double)(t1 - t0);
 }
 
 static double
 one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *messages,
 		uint64_t *packets)
 {
-	struct book_feed_config c = { .max_instruments = 1024 };
+	struct tw_feed_config c;
 	struct mdp3_handler h = { .on_message = walk_message, .ctx = check };
-	struct split_decoder sd;
-	struct mdp3_handler sh = { .on_message = split_message, .on_skip = split_skip, .ctx = &sd };
-	bool both = arm == ARM_BOOK_AB || arm == ARM_BOOK_AB_EVENTS;
-	struct book_feed *feed = NULL;
+	bool both = arm != ARM_BOOK_A;
+	struct tw_feed *path = NULL;
 	struct mdp3_walker w;
 	uint64_t t0, t1;
 	size_t i;
 
-	if (arm == ARM_BOOK_A_EVENTS || arm == ARM_BOOK_AB_EVENTS) {
-		c.handler.on_event = on_event;
-		c.handler.ctx = check;
+	if (arm == ARM_CHAIN_DIRECT || arm == ARM_CHAIN)
+		return chain_rep(cap, arm == ARM_CHAIN_DIRECT, check, messages, packets);
+	memset(&c, 0, sizeof(c));
+	c.book.max_instruments = 1024;
+	if (arm == ARM_BOOK_AB_EVENTS) {
+		c.book.handler.on_event = on_event;
+		c.book.handler.ctx = check;
 	}
 	if (arm == ARM_WALK) {
 		mdp3_walker_init(&w, NULL, &h);
 	} else {
-		feed = book_feed_create(&c);
-		if (feed == NULL) {
-			fprintf(stderr, "bench_feed: book_feed_create: %s\n", strerror(errno));
+		path = tw_feed_create(&c);
+		if (path == NULL) {
+			fprintf(stderr, "bench_feed: tw_feed_create: %s\n", strerror(errno));
 			exit(1);
 		}
-		sd.feed = feed;
-		mdp3_walker_init(&w, NULL, &sh);
 	}
 	t0 = now_ns();
 	if (arm == ARM_WALK) {
@@ -240,30 +289,14 @@ one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *mess
 			if (cap->d[i].feed == MDP3_FEED_A)
 				mdp3_walk_packet(&w, cap->bytes + cap->d[i].offset,
 						cap->d[i].length);
-	} else if (arm == ARM_SPLIT) {
-		for (i = 0; i < cap->n; i++) {
-			const struct dgram *d = &cap->d[i];
-			const uint8_t *data = cap->bytes + d->offset;
-
-			if (d->feed != MDP3_FEED_A)
-				continue;
-			book_feed_packet_begin(feed, MDP3_FEED_A, data, d->length, d->time_ns,
-					&sd.pc);
-			book_feed_packet_end(feed, &sd.pc, mdp3_walk_packet(&w, data, d->length));
-		}
-	} else if (arm == ARM_BOOK_APPLY) {
-		for (i = 0; i < cap->n; i++)
-			if (cap->d[i].feed == MDP3_FEED_A)
-				book_feed_apply(feed, MDP3_FEED_A, cap->bytes + cap->d[i].offset,
-						cap->d[i].length, cap->d[i].time_ns);
 	} else {
 		for (i = 0; i < cap->n; i++) {
 			const struct dgram *d = &cap->d[i];
 
 			if (!both && d->feed != MDP3_FEED_A)
 				continue;
-			book_feed_packet(feed, MDP3_STREAM_INCREMENTAL, (enum mdp3_feed_id)d->feed,
-					cap->bytes + d->offset, d->length, d->time_ns);
+			tw_feed_arbitrate(path, (enum mdp3_feed_id)d->feed, cap->bytes + d->offset,
+					  d->length, d->time_ns);
 		}
 	}
 	t1 = now_ns();
@@ -271,16 +304,16 @@ one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *mess
 		*messages = w.counters.messages + w.counters.messages_skipped;
 		*packets = w.counters.packets;
 	} else {
-		const struct book_feed_counters *fc = book_feed_counters(feed);
+		const struct book_feed_counters *fc = book_feed_counters(path->book);
 
 		*messages = fc->messages + fc->messages_unknown;
 		*packets = fc->packets_applied;
-		*check += book_feed_hash(feed);
+		*check += book_feed_hash(path->book);
 		if (fc->stale_books != 0 || fc->lost_packets != 0) {
 			fprintf(stderr, "bench_feed: unexpected loss in a full replay\n");
 			exit(1);
 		}
-		book_feed_destroy(feed);
+		tw_feed_destroy(path);
 	}
 	return (double)(t1 - t0);
 }
@@ -303,6 +336,52 @@ median(const double *v, unsigned int n, double *min, double *max)
 	*min = s[0];
 	*max = s[n - 1];
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double
+arm_median(const struct result *x)
+{
+	double mn, mx;
+
+	return x->reps == 0 ? 0 : median(x->ns_per_msg, x->reps, &mn, &mx);
+}
+
+/* Ratio of two arms' medians (0 when either did not run). */
+static double
+ratio(const struct result *res, enum arm num, enum arm den)
+{
+	double n = arm_median(&res[num]), d = arm_median(&res[den]);
+
+	return n == 0 || d == 0 ? 0 : n / d;
+}
+
+static const struct target {
+	const char *what;
+	enum arm num, den;
+	double max;
+} targets[] = {
+	{ "book A+B / walk", ARM_BOOK_AB, ARM_WALK, 2.0 },
+	{ "book A+B+ev / walk", ARM_BOOK_AB_EVENTS, ARM_WALK, 2.5 },
+	{ "chain / chain direct", ARM_CHAIN, ARM_CHAIN_DIRECT, 1.10 },
+};
+
+static void
+headline(const struct capture *cap, const struct result *res)
+{
+	double load[3] = { 0, 0, 0 };
+
+	(void)cap;
+	getloadavg(load, 3);
+	printf("  targets (issue 15), ratios of medians in this run (load average %.2f):\n",
+	       load[0]);
+	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
+		double r = ratio(res, targets[t].num, targets[t].den);
+
+		if (r == 0)
+			continue;
+		printf("    [%s] %-24s <= %.2f: %.2f\n", r <= targets[t].max ? " met  " : "MISSED",
+		       targets[t].what, targets[t].max, r);
+	}
 }
 
 static void
@@ -452,14 +531,21 @@ main(int argc, char **argv)
 		}
 		if (check == 0)
 			printf("  (check 0)\n");
+		headline(&caps[k], res[k]);
 	}
 	jf = fopen(json, "w");
 	if (jf == NULL) {
 		fprintf(stderr, "bench_feed: %s: %s\n", json, strerror(errno));
 		return 1;
 	}
-	fprintf(jf, "{\"benchmark\":\"bench_feed\",\"cpu\":%ld,\"reps\":%u,\"statistic\":"
-			"\"median\",\"target_ns_per_message\":40,\"captures\":[", cpu, reps);
+	{
+		double load[3] = { 0, 0, 0 };
+
+		getloadavg(load, 3);
+		fprintf(jf, "{\"benchmark\":\"bench_feed\",\"cpu\":%ld,\"reps\":%u,"
+			"\"statistic\":\"median\",\"loadavg\":%.2f,\"captures\":[", cpu, reps,
+			load[0]);
+	}
 	for (k = 0; k < 2; k++) {
 		fprintf(jf, "%s{\"name\":\"%s\",\"packets_per_feed\":%" PRIu64
 				",\"messages_per_feed\":%" PRIu64 ",\"arms\":[", k ? "," : "",
@@ -480,6 +566,11 @@ main(int argc, char **argv)
 					a ? "," : "", arm_names[a], x->messages, x->packets,
 					m, mn, mx, p, pn, px);
 		}
+		fprintf(jf, "],\"ratios\":[");
+		for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++)
+			fprintf(jf, "%s{\"what\":\"%s\",\"target\":%.2f,\"measured\":%.3f}",
+				t ? "," : "", targets[t].what, targets[t].max,
+				ratio(res[k], targets[t].num, targets[t].den));
 		fprintf(jf, "]}");
 	}
 	fprintf(jf, "]}\n");

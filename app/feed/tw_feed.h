@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ */
+#ifndef TICKWIRE_TW_FEED_H
+#define TICKWIRE_TW_FEED_H
+
+/**
+ * @file
+ * The feed path of one MDP 3.0 channel, composed from the libraries
+ * (DESIGN.md section 3): lib/mdp3 arbitrates and decodes, lib/book applies,
+ * this module composes. Every program that keeps books runs it: the
+ * appliance and tickwire-replay (each stage in its own actor of the decode
+ * group, tw_chain.c), tickwire-book, bench_feed and the tests (the stages
+ * calling each other directly). So what a benchmark measures is what the
+ * appliance runs, hops aside.
+ *
+ *   arbiter --packet--> decoder --begin/message/end--> book --event--> signal
+ *      |                                                ^
+ *      +-------------------------- loss ----------------+
+ *   snapshot and definition packets: straight to the book (tw_feed_book_stream)
+ *
+ * Stages and what each owns (the members of struct tw_feed it may touch):
+ *  - arbiter: @c arb (struct mdp3_arb: A/B by MsgSeqNum, gaps held, then
+ *    declared lost); tw_feed_arbitrate(), tw_feed_poll(), tw_feed_flush().
+ *  - decoder: @c walker (lib/mdp3's bounds-checked SBE walker);
+ *    tw_feed_decode().
+ *  - book: @c book (struct book_feed: RptSeq, recovery, books, events) and
+ *    @c pc (the open packet); tw_feed_book_begin(), tw_feed_book_message(),
+ *    tw_feed_book_end(), tw_feed_book_loss(), tw_feed_book_stream(),
+ *    tw_feed_book_publish().
+ *  - signal: the book's event handler (book_feed_config.handler).
+ *
+ * Hops. Where a stage hands work to the next, it calls the hop of
+ * struct tw_feed_hops when one is set (the appliance: an act_fast_send to
+ * the next stage's actor, whose handler calls that stage's function), else
+ * the next stage's function directly. Each hop member is independent.
+ *
+ * No allocation after tw_feed_create(), no floating point, no clock: times
+ * come with the packets.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "book.h"
+#include "mdp3.h"
+#include "mdp3_feed.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tw_feed;
+
+/** Hops between stages; a NULL member is a direct call of the next stage. */
+struct tw_feed_hops {
+	/** arbiter -> decoder: an in-sequence packet; returns what
+	 *  tw_feed_decode() returns (the arbiter's deliver result). */
+	int (*packet)(void *ctx, struct tw_feed *f, const struct mdp3_arb_packet *p);
+	/** arbiter -> book: sequence numbers declared lost. */
+	void (*loss)(void *ctx, struct tw_feed *f, uint32_t first_seq, uint32_t count,
+		     uint64_t now_ns);
+	/** decoder -> book: a packet opens. */
+	void (*begin)(void *ctx, struct tw_feed *f, const struct mdp3_arb_packet *p);
+	/** decoder -> book: one decoded message (NULL: one the walker skipped). */
+	void (*message)(void *ctx, struct tw_feed *f, const struct mdp3_msg *msg);
+	/** decoder -> book: the packet closes with the walker's result. */
+	void (*end)(void *ctx, struct tw_feed *f, int walk_rc);
+	void *ctx;
+};
+
+/** A channel's path. */
+struct tw_feed_config {
+	struct mdp3_arb_config arb;   /**< the arbiter (lib/mdp3; zeros: its defaults) */
+	struct book_feed_config book; /**< the books (lib/book); its handler is the signal */
+	struct tw_feed_hops hops;     /**< zeros: every stage calls the next directly */
+};
+
+/**
+ * The path of one channel. Members are public so a stage's actor reaches
+ * its own part without a call; each stage touches only its own members
+ * (see the file comment).
+ */
+struct tw_feed {
+	struct mdp3_arb *arb;         /**< arbiter */
+	struct mdp3_walker walker;    /**< decoder */
+	struct book_feed *book;       /**< book */
+	struct book_packet_ctx pc;    /**< book: the open packet */
+	struct tw_feed_hops hops;
+	void *user;                   /**< the caller's (tw_chain: its channel) */
+};
+
+/**
+ * Build a channel's path (arbiter, walker and books are allocated here,
+ * nothing after).
+ * @return the path, or NULL with errno set (EINVAL: a bad configuration).
+ */
+struct tw_feed *tw_feed_create(const struct tw_feed_config *config);
+
+/** Free a path (NULL is a no-op). */
+void tw_feed_destroy(struct tw_feed *f);
+
+/* -- stages ------------------------------------------------------------------- */
+
+/**
+ * Arbiter stage: push one copy of an incremental packet (mdp3_arb_push()).
+ * In-sequence packets, and held ones it releases, go on to the decoder
+ * before this returns; the bytes are only read during the call.
+ * @return an enum mdp3_arb_verdict, or a negative errno.
+ */
+int tw_feed_arbitrate(struct tw_feed *f, enum mdp3_feed_id side, const uint8_t *data,
+		      size_t length, uint64_t rx_ns);
+
+/** Arbiter stage: let time-bounded gaps expire (mdp3_arb_poll()). */
+int tw_feed_poll(struct tw_feed *f, uint64_t now_ns);
+
+/**
+ * Arbiter stage: end of input; release everything held, declaring the
+ * missing numbers lost (mdp3_arb_flush()). Does not publish: the book stage
+ * does (tw_feed_book_publish(); tw_feed_finish() does both).
+ * @return packets released, or a negative errno.
+ */
+int tw_feed_flush(struct tw_feed *f, uint64_t now_ns);
+
+/**
+ * Decoder stage: walk an in-sequence packet and hand it to the book:
+ * begin, one message per SBE message, end. All-or-nothing is the walker's:
+ * a malformed packet delivers no message and ends with its error.
+ * @return the walker's result (>= 0 messages, or -EBADMSG).
+ */
+int tw_feed_decode(struct tw_feed *f, const struct mdp3_arb_packet *p);
+
+/** Book stage: a packet opens (book_feed_packet_begin()). */
+void tw_feed_book_begin(struct tw_feed *f, const struct mdp3_arb_packet *p);
+
+/** Book stage: one message of the open packet (book_feed_message()). */
+static inline void
+tw_feed_book_message(struct tw_feed *f, const struct mdp3_msg *msg)
+{
+	book_feed_message(f->book, &f->pc, msg);
+}
+
+/** Book stage: the open packet closes (book_feed_packet_end()). */
+int tw_feed_book_end(struct tw_feed *f, int walk_rc);
+
+/** Book stage: sequence numbers the arbiter declared lost (book_feed_loss()). */
+void tw_feed_book_loss(struct tw_feed *f, uint32_t first_seq, uint32_t count,
+		       uint64_t now_ns);
+
+/** Book stage: a snapshot or definition packet (book_feed_stream_packet()). */
+int tw_feed_book_stream(struct tw_feed *f, enum mdp3_stream stream, enum mdp3_feed_id side,
+			const uint8_t *data, size_t length, uint64_t rx_ns);
+
+/** Book stage: publish pending book changes (book_feed_flush()). */
+void tw_feed_book_publish(struct tw_feed *f, uint64_t now_ns);
+
+/* -- the whole path, for callers on one thread ---------------------------- */
+
+/**
+ * One datagram of any stream: incremental ones to the arbiter, the others
+ * to the book. @return as tw_feed_arbitrate() or tw_feed_book_stream();
+ * -EINVAL for a bad stream or side.
+ */
+int tw_feed_packet(struct tw_feed *f, enum mdp3_stream stream, enum mdp3_feed_id side,
+		   const uint8_t *data, size_t length, uint64_t rx_ns);
+
+/**
+ * tw_feed_packet() for a datagram identified by its destination.
+ * @return as tw_feed_packet(); -ENOENT when no route matches.
+ */
+int tw_feed_datagram(struct tw_feed *f, const struct mdp3_routes *routes, uint32_t dst_ip,
+		     uint16_t dst_port, const uint8_t *data, size_t length, uint64_t rx_ns);
+
+/** End of input: tw_feed_flush() then tw_feed_book_publish(). @return as tw_feed_flush(). */
+int tw_feed_finish(struct tw_feed *f, uint64_t now_ns);
+
+/**
+ * A new sequence (a channel reset of the sequence numbers): the arbiter
+ * forgets what it saw and held, the books drop their recovery state
+ * (book_feed_sequence_reset()).
+ */
+int tw_feed_sequence_reset(struct tw_feed *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TICKWIRE_TW_FEED_H */

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 tickwire
+ *
+ * Internals of the chain shared by its files: tw_chain.c (the decode group
+ * and construction), tw_order_out.c (the order-out actor), tw_chain_print.c
+ * (counters and the final report). Not an interface of its own.
+ */
+#ifndef TICKWIRE_TW_CHAIN_PVT_H
+#define TICKWIRE_TW_CHAIN_PVT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "act.h"
+#include "ilink3.h"
+#include "tw_chain.h"
+#include "tw_feed.h"
+
+/* -- decode group ------------------------------------------------------------- */
+
+/* The datagram being pushed to the arbiter: what its deliveries carry
+ * (latency records only). */
+struct rx_context {
+	uint64_t t0;             /* rx TSC of the datagram in hand; 0 from a timer */
+	uint32_t qlen;
+	uint32_t rxq;
+	uint32_t rx_flags;       /* TW_RX_RXQ */
+	uint32_t burst_idx;
+	uint32_t wait;           /* ticks from t0 to the arbiter taking the datagram */
+};
+
+/* arbiter -> decoder (TW_MSG_PACKET); the decoder's begin hands it on to the
+ * book, which finds the rest around the arbiter's packet */
+struct stage_packet {
+	struct mdp3_arb_packet arb;
+	uint16_t channel;        /* index into the chain's channels */
+	struct rx_context rx;
+};
+
+struct arbiter_state {
+	struct tw_chain *chain;
+	struct rx_context cur;   /* the datagram being pushed */
+};
+
+struct decoder_state {
+	struct tw_chain *chain;
+};
+
+struct book_stage {
+	struct tw_chain *chain;
+	struct tw_feed *open;          /* the open packet's channel, NULL between packets */
+	uint16_t cur_channel;
+	/* what latency records of the current events carry */
+	struct rx_context cur;
+	uint16_t cur_event_idx;
+	uint16_t cur_msg_idx;          /* SBE message of the packet being applied */
+	uint64_t first_record;         /* the packet's first latency record */
+};
+
+/* -- order-out ---------------------------------------------------------------- */
+
+/* Open orders order-out tracks (for fills, the kill switch). Linear scans:
+ * bounded by TW_OPEN_ORDERS, and risk.max_open_orders is far below it. */
+#define TW_OPEN_ORDERS 1024
+#define RECONNECT_NS UINT64_C(1000000000)
+
+struct open_order {
+	uint64_t clordid;
+	uint64_t order_id;             /* exchange OrderID, 0 until acknowledged */
+	uint32_t client_order_id;
+	int32_t security_id;
+	uint32_t leaves;
+	uint8_t side;
+	uint8_t used;
+	uint8_t cancel_sent;
+};
+
+#define TW_PENDING_EXECS 256
+
+struct order_state {
+	struct tw_chain *chain;
+	struct il3_session *session;   /* NULL: frames to the sink */
+	struct il3_risk risk;
+	bool killed;
+	bool closing;                  /* terminated: do not reconnect */
+	uint64_t next_connect_ns;
+	struct open_order open[TW_OPEN_ORDERS];
+	/*
+	 * Execution reports the decode group's mailbox could not take (it is
+	 * shared with the market-data hand-off and may be full during a burst):
+	 * kept in order and retried on every poll, so a report is late, never
+	 * lost, unless this bounded ring overflows too (then counted).
+	 */
+	struct pending_msg {
+		uint32_t type;             /* TW_MSG_EXEC or TW_MSG_ORDER_REPLY */
+		uint32_t size;
+		union {
+			struct tw_exec exec;
+			struct tw_order_reply reply;
+		} u;
+	} pending[TW_PENDING_EXECS];
+	uint32_t pending_head, pending_count;
+};
+
+_Static_assert((int)TW_ORDER_BAD_ORDER == (int)IL3_RISK_BAD_ORDER &&
+	       (int)TW_ORDER_KILL_SWITCH == (int)IL3_RISK_KILL_SWITCH &&
+	       (int)IL3_RISK_REASON_COUNT <= (int)TW_ORDER_NOT_CONNECTED,
+	       "enum tw_order_reason numbers the risk checks as enum il3_risk_reason");
+
+struct tw_chain {
+	struct tw_chain_opts opts;
+	uint32_t n_channels;           /* at least 1 */
+	struct tw_feed *path[TW_CHAIN_MAX_CHANNELS]; /* arbiter, walker, books per channel */
+	struct act_group *decode;
+	struct act_group *orders;
+	struct act_actor *arbiter;
+	struct act_actor *decoder;
+	struct act_actor *book;
+	struct act_actor *signal;
+	struct act_actor *order_out;
+	struct tw_strategy *strategy;
+	const act_handler_fn *signal_handlers; /* direct_stages: called without the runtime */
+	struct arbiter_state arbiter_state;
+	struct decoder_state decoder_state;
+	struct book_stage book_state;
+	struct order_state order_state;
+	struct tw_chain_stats stats;
+	struct tw_chain_channel_stats channel_stats[TW_CHAIN_MAX_CHANNELS];
+};
+
+static inline void
+count(uint64_t *counter, uint64_t n)
+{
+	/* single writer; pairs with the relaxed loads of tw_chain_stats() */
+	__atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED);
+}
+
+static inline void
+mirror(uint64_t *copy, uint64_t value)
+{
+	/* single writer; pairs with the relaxed loads of tw_chain_channel_stats() */
+	__atomic_store_n(copy, value, __ATOMIC_RELAXED);
+}
+
+/* tw_order_out.c */
+extern const act_handler_fn tw_order_handlers[TW_MSG_COUNT_];
+/* Pre-trade risk and the iLink 3 session of order-out (tw_chain_create()).
+ * @return 0 or -1 with errno set. */
+int tw_order_out_init(struct tw_chain *c);
+void tw_order_out_fini(struct tw_chain *c);
+
+/* tw_chain_print.c */
+extern const char *const tw_exec_kind_names[TW_EXEC_KIND_COUNT_];
+
+#endif /* TICKWIRE_TW_CHAIN_PVT_H */
