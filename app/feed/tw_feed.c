@@ -54,46 +54,76 @@ tw_feed_flush(struct tw_feed *f, uint64_t now_ns)
 
 /* -- decoder ------------------------------------------------------------------ */
 
+static inline void
+hand_batch(struct tw_feed *f, const struct tw_feed_batch *b)
+{
+	if (f->hops.batch != NULL)
+		f->hops.batch(f->hops.ctx, f, b);
+	else
+		tw_feed_book_batch(f, b);
+}
+
+static inline struct mdp3_msg *
+next_slot(struct tw_feed *f)
+{
+	struct tw_feed_batch *b = f->batch;
+
+	if (__builtin_expect(b->n == TW_FEED_BATCH, 0)) {
+		/* a packet of more messages than a batch: hand this part on */
+		hand_batch(f, b);
+		b->first = false;
+		b->n = 0;
+	}
+	return &b->msg[b->n++];
+}
+
 static int
 walk_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
 {
-	struct tw_feed *f = ctx;
-
 	(void)pkt;
-	if (f->hops.message != NULL)
-		f->hops.message(f->hops.ctx, f, msg);
-	else
-		tw_feed_book_message(f, msg);
+	*next_slot(ctx) = *msg;
 	return 0;
 }
 
 static void
 walk_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip)
 {
+	(void)pkt;
 	(void)skip;
-	walk_message(ctx, pkt, NULL);
+	next_slot(ctx)->info = NULL;
 }
 
 int
 tw_feed_decode(struct tw_feed *f, const struct mdp3_arb_packet *p)
 {
+	struct tw_feed_batch b;
 	int rc;
 
-	if (f->hops.begin != NULL)
-		f->hops.begin(f->hops.ctx, f, p);
-	else
-		tw_feed_book_begin(f, p);
-	/* The walker checks the whole packet before its first message, so a
-	 * malformed copy reaches the book as no message and an end < 0. */
+	b.packet = p;
+	b.n = 0;
+	b.first = true;
+	b.last = false;
+	f->batch = &b;
 	rc = mdp3_walk_packet(&f->walker, p->data, p->length);
-	if (f->hops.end != NULL)
-		f->hops.end(f->hops.ctx, f, rc);
-	else
-		tw_feed_book_end(f, rc);
+	f->batch = NULL;
+	b.last = true;
+	b.walk_rc = rc;
+	hand_batch(f, &b);
 	return rc;
 }
 
 /* -- book --------------------------------------------------------------------- */
+
+void
+tw_feed_book_batch(struct tw_feed *f, const struct tw_feed_batch *b)
+{
+	if (b->first)
+		tw_feed_book_begin(f, b->packet);
+	for (uint16_t i = 0; i < b->n; i++)
+		tw_feed_book_message(f, &b->msg[i]);
+	if (b->last)
+		tw_feed_book_end(f, b->walk_rc);
+}
 
 void
 tw_feed_book_begin(struct tw_feed *f, const struct mdp3_arb_packet *p)

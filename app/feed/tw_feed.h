@@ -14,20 +14,24 @@
  * calling each other directly). So what a benchmark measures is what the
  * appliance runs, hops aside.
  *
- *   arbiter --packet--> decoder --begin/message/end--> book --event--> signal
- *      |                                                ^
- *      +-------------------------- loss ----------------+
+ *   arbiter --packet--> decoder --batch--> book --event--> signal
+ *      |                                    ^
+ *      +-------------- loss ----------------+
  *   snapshot and definition packets: straight to the book (tw_feed_book_stream)
  *
  * Stages and what each owns (the members of struct tw_feed it may touch):
  *  - arbiter: @c arb (struct mdp3_arb: A/B by MsgSeqNum, gaps held, then
  *    declared lost); tw_feed_arbitrate(), tw_feed_poll(), tw_feed_flush().
  *  - decoder: @c walker (lib/mdp3's bounds-checked SBE walker);
- *    tw_feed_decode().
+ *    tw_feed_decode(). It hands the book a packet's decoded messages in
+ *    batches (struct tw_feed_batch, one per packet unless a packet holds
+ *    more than TW_FEED_BATCH messages): one hop per packet, not one per
+ *    message. The walker checks the whole packet before it delivers its
+ *    first message, so batching delays no message behind a check.
  *  - book: @c book (struct book_feed: RptSeq, recovery, books, events) and
- *    @c pc (the open packet); tw_feed_book_begin(), tw_feed_book_message(),
- *    tw_feed_book_end(), tw_feed_book_loss(), tw_feed_book_stream(),
- *    tw_feed_book_publish().
+ *    @c pc (the open packet); tw_feed_book_batch() (or its parts
+ *    tw_feed_book_begin(), tw_feed_book_message(), tw_feed_book_end()),
+ *    tw_feed_book_loss(), tw_feed_book_stream(), tw_feed_book_publish().
  *  - signal: the book's event handler (book_feed_config.handler).
  *
  * Hops. Where a stage hands work to the next, it calls the hop of
@@ -52,6 +56,26 @@ extern "C" {
 
 struct tw_feed;
 
+/** Most messages of one batch (decoder -> book). */
+#define TW_FEED_BATCH 16
+
+/**
+ * Decoded messages of one packet on their way to the book (the decoder's
+ * stack; valid during the hop). A packet is one batch, or several when it
+ * holds more than TW_FEED_BATCH messages: the first opens it, the last
+ * closes it with the walker's result.
+ */
+struct tw_feed_batch {
+	const struct mdp3_arb_packet *packet; /**< the packet (its bytes are the views') */
+	uint16_t n;               /**< messages in msg[] */
+	bool first;               /**< opens the packet (book_feed_packet_begin) */
+	bool last;                /**< closes it (book_feed_packet_end with walk_rc) */
+	int32_t walk_rc;          /**< last: the walker's result (< 0: malformed, n == 0) */
+	/** the walker's views, in packet order; info NULL: a message it
+	 *  skipped (unknown schema or template) */
+	struct mdp3_msg msg[TW_FEED_BATCH];
+};
+
 /** Hops between stages; a NULL member is a direct call of the next stage. */
 struct tw_feed_hops {
 	/** arbiter -> decoder: an in-sequence packet; returns what
@@ -60,12 +84,8 @@ struct tw_feed_hops {
 	/** arbiter -> book: sequence numbers declared lost. */
 	void (*loss)(void *ctx, struct tw_feed *f, uint32_t first_seq, uint32_t count,
 		     uint64_t now_ns);
-	/** decoder -> book: a packet opens. */
-	void (*begin)(void *ctx, struct tw_feed *f, const struct mdp3_arb_packet *p);
-	/** decoder -> book: one decoded message (NULL: one the walker skipped). */
-	void (*message)(void *ctx, struct tw_feed *f, const struct mdp3_msg *msg);
-	/** decoder -> book: the packet closes with the walker's result. */
-	void (*end)(void *ctx, struct tw_feed *f, int walk_rc);
+	/** decoder -> book: decoded messages of the packet. */
+	void (*batch)(void *ctx, struct tw_feed *f, const struct tw_feed_batch *b);
 	void *ctx;
 };
 
@@ -86,6 +106,7 @@ struct tw_feed {
 	struct mdp3_walker walker;    /**< decoder */
 	struct book_feed *book;       /**< book */
 	struct book_packet_ctx pc;    /**< book: the open packet */
+	struct tw_feed_batch *batch;  /**< decoder: the batch being filled (during a walk) */
 	struct tw_feed_hops hops;
 	void *user;                   /**< the caller's (tw_chain: its channel) */
 };
@@ -123,21 +144,28 @@ int tw_feed_poll(struct tw_feed *f, uint64_t now_ns);
 int tw_feed_flush(struct tw_feed *f, uint64_t now_ns);
 
 /**
- * Decoder stage: walk an in-sequence packet and hand it to the book:
- * begin, one message per SBE message, end. All-or-nothing is the walker's:
- * a malformed packet delivers no message and ends with its error.
+ * Decoder stage: walk an in-sequence packet and hand its messages to the
+ * book in batches. All-or-nothing is the walker's: a malformed packet
+ * delivers no message, one batch with n 0 and the error.
  * @return the walker's result (>= 0 messages, or -EBADMSG).
  */
 int tw_feed_decode(struct tw_feed *f, const struct mdp3_arb_packet *p);
 
+/**
+ * Book stage: one batch: begin when it opens the packet, its messages,
+ * end when it closes it (what the parts below do).
+ */
+void tw_feed_book_batch(struct tw_feed *f, const struct tw_feed_batch *b);
+
 /** Book stage: a packet opens (book_feed_packet_begin()). */
 void tw_feed_book_begin(struct tw_feed *f, const struct mdp3_arb_packet *p);
 
-/** Book stage: one message of the open packet (book_feed_message()). */
+/** Book stage: one message of the open packet (book_feed_message(); a
+ *  message whose info is NULL was skipped by the walker). */
 static inline void
 tw_feed_book_message(struct tw_feed *f, const struct mdp3_msg *msg)
 {
-	book_feed_message(f->book, &f->pc, msg);
+	book_feed_message(f->book, &f->pc, msg->info != NULL ? msg : NULL);
 }
 
 /** Book stage: the open packet closes (book_feed_packet_end()). */

@@ -12,8 +12,9 @@
  * next stage's actor, or with opts.direct_stages the next stage's function.
  *
  * Cost: per datagram one hop to the decoder per in-sequence packet (held
- * packets released by it included), and per packet 2 + messages hops from
- * the decoder to the book, and one per top to the signal. Nothing allocates
+ * packets released by it included), per packet one hop from the decoder to
+ * the book (a batch of its decoded messages; one more per TW_FEED_BATCH
+ * messages beyond the first batch), and one per top to the signal. Nothing allocates
  * after tw_chain_create().
  */
 #include <errno.h>
@@ -28,17 +29,9 @@
 
 /* -- stage messages (TW_MSG_PACKET ... TW_MSG_BOOK_DIRECT) ------------------ */
 
-/* decoder -> book */
-struct stage_begin {
-	const struct stage_packet *packet;
-};
-
-struct stage_message {
-	const struct mdp3_msg *msg; /* NULL: a message the walker skipped */
-};
-
-struct stage_end {
-	int32_t walk_rc;
+/* decoder -> book: decoded messages of a packet (the decoder's stack) */
+struct stage_batch {
+	const struct tw_feed_batch *batch;
 };
 
 /* arbiter -> book */
@@ -142,11 +135,21 @@ book_begin(struct book_stage *bs, const struct stage_packet *p)
 	tw_feed_book_begin(bs->open, &p->arb);
 }
 
-static inline void
-book_message(struct book_stage *bs, const struct mdp3_msg *msg)
+static void book_end(struct book_stage *bs, int walk_rc);
+
+/* The batch's packet is the decoder's stage_packet (hop_packet). */
+static void
+book_batch(struct book_stage *bs, const struct tw_feed_batch *b)
 {
-	tw_feed_book_message(bs->open, msg);
-	bs->cur_msg_idx++;
+	if (b->first)
+		book_begin(bs, (const struct stage_packet *)
+			   ((const char *)b->packet - offsetof(struct stage_packet, arb)));
+	for (uint16_t i = 0; i < b->n; i++) {
+		tw_feed_book_message(bs->open, &b->msg[i]);
+		bs->cur_msg_idx++;
+	}
+	if (b->last)
+		book_end(bs, b->walk_rc);
 }
 
 static void
@@ -279,24 +282,10 @@ on_book_event(void *ctx, const struct book_event *ev)
 }
 
 static void
-on_book_begin(struct act_actor *self, void *state, struct act_msg *msg)
+on_book_batch(struct act_actor *self, void *state, struct act_msg *msg)
 {
 	(void)self;
-	book_begin(state, ACT_PAYLOAD(msg, const struct stage_begin)->packet);
-}
-
-static void
-on_book_message(struct act_actor *self, void *state, struct act_msg *msg)
-{
-	(void)self;
-	book_message(state, ACT_PAYLOAD(msg, const struct stage_message)->msg);
-}
-
-static void
-on_book_end(struct act_actor *self, void *state, struct act_msg *msg)
-{
-	(void)self;
-	book_end(state, ACT_PAYLOAD(msg, const struct stage_end)->walk_rc);
+	book_batch(state, ACT_PAYLOAD(msg, const struct stage_batch)->batch);
 }
 
 static void
@@ -352,9 +341,7 @@ on_query(struct act_actor *self, void *state, struct act_msg *msg)
 }
 
 static const act_handler_fn book_handlers[TW_MSG_COUNT_] = {
-	[TW_MSG_BOOK_BEGIN] = on_book_begin,
-	[TW_MSG_BOOK_MESSAGE] = on_book_message,
-	[TW_MSG_BOOK_END] = on_book_end,
+	[TW_MSG_BOOK_BATCH] = on_book_batch,
 	[TW_MSG_BOOK_LOSS] = on_book_loss,
 	[TW_MSG_BOOK_DIRECT] = on_book_direct,
 	[TW_MSG_FLUSH] = on_book_flush,
@@ -427,54 +414,20 @@ hop_loss(void *ctx, struct tw_feed *f, uint32_t first_seq, uint32_t count_, uint
 	act_fast_send(c->book, &m.hdr, NULL, 0);
 }
 
-/* decoder -> book; the packet is the decoder's stage_packet (hop_packet) */
+/* decoder -> book */
 static void
-hop_begin(void *ctx, struct tw_feed *f, const struct mdp3_arb_packet *p)
+hop_batch(void *ctx, struct tw_feed *f, const struct tw_feed_batch *b)
 {
 	struct tw_chain *c = ctx;
-	const struct stage_packet *sp = (const struct stage_packet *)
-		((const char *)p - offsetof(struct stage_packet, arb));
-	ACT_STACK_MSG(m, struct stage_begin);
+	ACT_STACK_MSG(m, struct stage_batch);
 
 	(void)f;
 	if (c->opts.direct_stages) {
-		book_begin(&c->book_state, sp);
+		book_batch(&c->book_state, b);
 		return;
 	}
-	act_msg_init(&m.hdr, TW_MSG_BOOK_BEGIN, sizeof(m.body));
-	m.body.packet = sp;
-	act_fast_send(c->book, &m.hdr, NULL, 0);
-}
-
-static void
-hop_message(void *ctx, struct tw_feed *f, const struct mdp3_msg *msg)
-{
-	struct tw_chain *c = ctx;
-	ACT_STACK_MSG(m, struct stage_message);
-
-	(void)f;
-	if (c->opts.direct_stages) {
-		book_message(&c->book_state, msg);
-		return;
-	}
-	act_msg_init(&m.hdr, TW_MSG_BOOK_MESSAGE, sizeof(m.body));
-	m.body.msg = msg;
-	act_fast_send(c->book, &m.hdr, NULL, 0);
-}
-
-static void
-hop_end(void *ctx, struct tw_feed *f, int walk_rc)
-{
-	struct tw_chain *c = ctx;
-	ACT_STACK_MSG(m, struct stage_end);
-
-	(void)f;
-	if (c->opts.direct_stages) {
-		book_end(&c->book_state, walk_rc);
-		return;
-	}
-	act_msg_init(&m.hdr, TW_MSG_BOOK_END, sizeof(m.body));
-	m.body.walk_rc = walk_rc;
+	act_msg_init(&m.hdr, TW_MSG_BOOK_BATCH, sizeof(m.body));
+	m.body.batch = b;
 	act_fast_send(c->book, &m.hdr, NULL, 0);
 }
 
@@ -608,8 +561,7 @@ channels_create(struct tw_chain *c)
 	 * and puts the next stage's actor (or, direct_stages, its function)
 	 * around the next stage */
 	fcfg.hops = (struct tw_feed_hops){
-		.packet = hop_packet, .loss = hop_loss, .begin = hop_begin,
-		.message = hop_message, .end = hop_end, .ctx = c,
+		.packet = hop_packet, .loss = hop_loss, .batch = hop_batch, .ctx = c,
 	};
 	for (uint32_t i = 0; i < c->n_channels; i++) {
 		c->channel_stats[i].channel = opts->n_channels != 0 ? opts->channels[i] : 0;

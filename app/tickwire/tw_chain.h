@@ -17,7 +17,7 @@
  * runs one stage of app/feed's path of a channel (tw_feed.h), the functions
  * tickwire-book and bench_feed call directly:
  *
- *   arbiter --TW_MSG_PACKET--> decoder --TW_MSG_BOOK_*--> book --TW_MSG_TOP--> signal
+ *   arbiter --TW_MSG_PACKET--> decoder --TW_MSG_BOOK_BATCH--> book --TW_MSG_TOP--> signal
  *
  *  - arbiter: one lib/mdp3 A/B arbiter (struct mdp3_arb) per MDP channel; a
  *    datagram goes to the arbiter of its channel (struct tw_rx.channel).
@@ -27,8 +27,9 @@
  *    decoder and the book are done with its bytes (or the arbiter copied it
  *    into its hold ring, or dropped it as a duplicate).
  *  - decoder: walks the packet with lib/mdp3's walker (bounds-checked SBE)
- *    and hands each message to the book: BEGIN, one MESSAGE per SBE
- *    message, END (lib/book's book_feed_packet_begin / _message / _end).
+ *    and hands its decoded messages to the book in one TW_MSG_BOOK_BATCH
+ *    (more for a packet of over TW_FEED_BATCH messages), which applies
+ *    them between lib/book's book_feed_packet_begin and _end.
  *  - book: one lib/book feed (RptSeq, recovery, books) per channel; its
  *    events go to the signal.
  *  - signal: the strategy (tw_strategy.h).

@@ -18,9 +18,9 @@
  *    TW_MSG_TICK (time passes), TW_MSG_FLUSH (end of input). One lib/mdp3
  *    arbiter per channel; in-sequence packets go on to the decoder.
  *  - "decoder" (decode group, private): TW_MSG_PACKET (one in-sequence
- *    packet: walked message by message, each handed to the book).
- *  - "book" (decode group): TW_MSG_BOOK_BEGIN / TW_MSG_BOOK_MESSAGE /
- *    TW_MSG_BOOK_END (one packet, from the decoder), TW_MSG_BOOK_LOSS (from
+ *    packet: walked, its decoded messages handed to the book in a batch).
+ *  - "book" (decode group): TW_MSG_BOOK_BATCH (a packet's decoded messages,
+ *    from the decoder), TW_MSG_BOOK_LOSS (from
  *    the arbiter), TW_MSG_BOOK_DIRECT (snapshot and definition packets, from
  *    the arbiter), TW_MSG_FLUSH, TW_MSG_QUERY (telemetry: a copy of one
  *    book's top; from any thread).
@@ -55,9 +55,7 @@ enum tw_msg_type {
 	/* the stages of the decode group (payloads in tw_chain.c: they carry
 	 * lib/mdp3 and lib/book types; only the chain sends them) */
 	TW_MSG_PACKET,       /**< arbiter -> decoder: an in-sequence packet */
-	TW_MSG_BOOK_BEGIN,   /**< decoder -> book: a packet opens */
-	TW_MSG_BOOK_MESSAGE, /**< decoder -> book: one decoded SBE message */
-	TW_MSG_BOOK_END,     /**< decoder -> book: the packet closes */
+	TW_MSG_BOOK_BATCH,   /**< decoder -> book: a packet's decoded messages */
 	TW_MSG_BOOK_LOSS,    /**< arbiter -> book: sequence numbers declared lost */
 	TW_MSG_BOOK_DIRECT,  /**< arbiter -> book: a snapshot or definition packet */
 	TW_MSG_COUNT_
