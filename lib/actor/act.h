@@ -21,7 +21,9 @@
  *  - -ELOOP     a synchronous call would re-enter an actor already on this
  *               thread's call chain (see act_last_cycle()); no lock taken.
  *  - -EDEADLK   a blocking acquire found a cross-thread wait-for cycle.
- *  - -EBUSY     act_fast_send_x() found the receiver's lock held.
+ *  - -EBUSY     act_fast_send_x() found the receiver's lock held; also
+ *               act_group_edge() once the group ran, and an
+ *               act_group_step() nested in the group's own handler.
  *  - -EPERM     a synchronous delivery to a group-private actor from a
  *               thread other than its group's.
  *  - -EAGAIN    mailbox full under ACT_OVERFLOW_FAIL.
@@ -32,6 +34,7 @@
  *  - -EALREADY  a second reply to the same message.
  *  - -EPROTO    act_reply_sync() on a message delivered asynchronously.
  *  - -ENOTCONN  an asynchronous reply to a message that has no sender actor.
+ *  - -ENOSPC    act_group_edge(): the group's edge index is full.
  *  - -EINVAL    bad arguments.
  */
 
@@ -78,10 +81,12 @@ struct act_msg {
 	 * mailbox_was_empty and enqueue_tsc are stamped by act_send() only
 	 * when the receiving group's instrumentation is on
 	 * (act_group_opts::instrument, act_group_set_instrument()); they are
-	 * 0 otherwise, and always 0 for synchronous delivery.
+	 * 0 otherwise, and always 0 for synchronous delivery. The depth is
+	 * what act_group_queued() counts: the mailbox, the lane and the
+	 * messages taken from the mailbox but not yet run.
 	 */
-	uint32_t qdepth;           /**< mailbox depth at enqueue (0: sync, not instrumented) */
-	uint8_t mailbox_was_empty; /**< 1 if the mailbox was empty at enqueue (instrumented) */
+	uint32_t qdepth;           /**< group depth at enqueue (0: sync, not instrumented) */
+	uint8_t mailbox_was_empty; /**< 1 if that depth was 0 (instrumented) */
 	uint8_t pad_[3];
 	struct act_actor *dest;    /**< destination actor */
 	uint64_t enqueue_tsc;      /**< TSC at enqueue (0: sync, or not instrumented) */
@@ -140,8 +145,9 @@ void act_msg_free(struct act_msg *m);
 /**
  * True if @p m came from act_msg_alloc() (as opposed to a stack request).
  * In a handler: false for a message that travelled inline in its mailbox
- * (ACT_QUEUE_LOCKFREE, ACT_QUEUE_BQUEUE, ACT_QUEUE_BQUEUE_BATCHED), which the
- * runtime hands over as a copy on the group thread's stack.
+ * (ACT_QUEUE_LOCKFREE, ACT_QUEUE_BQUEUE, ACT_QUEUE_BQUEUE_BATCHED) or in its
+ * group's lane, which the runtime hands over in its own memory (a copy, or
+ * the lane's slot).
  */
 bool act_msg_is_pooled(const struct act_msg *m);
 
@@ -244,21 +250,89 @@ struct act_group_opts {
 	 * an rdtsc per send; on a mailbox with inline cells (ACT_QUEUE_LOCKFREE,
 	 * ACT_QUEUE_BQUEUE, ACT_QUEUE_BQUEUE_BATCHED) it also sends
 	 * small messages as pool blocks instead of inline (the stamped fields
-	 * live in the block's header). Also act_group_set_instrument().
+	 * live in the block's header); so does the lane. Also
+	 * act_group_set_instrument().
 	 */
 	bool instrument;
+	/**
+	 * Slots of the same-thread lane (see "Same-thread lane" below),
+	 * rounded up to a power of 2; 0 = 256. 128 bytes a slot. A send that
+	 * finds the lane full goes to the mailbox instead (counted in
+	 * act_mailbox_stats::lane_full), so size it for the most messages
+	 * the handlers of one mailbox message send, directly and through the
+	 * messages they cause, to their own group.
+	 */
+	uint32_t lane_capacity;
 };
 
-/** Mailbox counters. Read at any time; values are individually consistent. */
+/**
+ * Mailbox counters. Read at any time; values are individually consistent.
+ * Messages that travel on the group's lane count like mailbox messages in
+ * every field (enqueued, dequeued, max_depth, discarded, and the depth of
+ * act_group_queued()); @c lane says how many of them took it. For every
+ * queue kind: enqueued = dequeued + discarded + act_group_queued() once
+ * the group is idle.
+ */
 struct act_mailbox_stats {
-	uint64_t enqueued;     /**< messages accepted */
-	uint64_t dequeued;     /**< messages taken by the consumer */
+	uint64_t enqueued;     /**< messages accepted (mailbox and lane) */
+	uint64_t dequeued;     /**< messages the group's loop ran (or dropped: dead receiver) */
 	uint64_t full_fails;   /**< -EAGAIN returns (FAIL policy, or BLOCK from own thread) */
 	uint64_t dropped;      /**< DROP_NEWEST drops */
 	uint64_t blocked;      /**< times a producer waited for space */
 	uint64_t max_depth;    /**< largest depth seen at enqueue; 0 unless instrumented */
-	uint64_t discarded;    /**< left in the mailbox at destroy */
+	uint64_t discarded;    /**< left in the mailbox, the lane or a batch at destroy */
+	uint64_t lane;         /**< of those enqueued, messages that took the lane */
+	/** sends that qualified for the lane but went to the mailbox: the lane
+	 *  was full, or an earlier such send was still queued there */
+	uint64_t lane_full;
 };
+
+/*
+ * Same-thread lane. An asynchronous send (act_send(), act_send_copy(), an
+ * act_reply() routed as a response message, the fallback of
+ * act_fast_send_void()) made on the thread that runs the receiver's group,
+ * from inside a handler (typically: a member sending to a member of its
+ * own group), goes to the group's lane instead of its mailbox: a ring that
+ * only that thread writes and reads, with no lock, no atomic
+ * read-modify-write, no fence and no reference count (plain stores and
+ * loads; the indices are relaxed atomics only so that other threads may
+ * read the depth). Small messages
+ * (at most 32 payload bytes, instrumentation off) are copied into the slot
+ * and allocate nothing; others travel as pool blocks. Sends from other
+ * threads, and sends from the group's thread outside any handler (a
+ * feeder, a DPDK lcore polling its rx queue), use the mailbox as before.
+ *
+ * Order. The group's loop (its thread, act_group_step(), act_group_drain())
+ * runs one message at a time and always takes the lane's oldest message
+ * while the lane holds any; it takes the next mailbox message only when the
+ * lane is empty. So each mailbox message runs, then everything that it and
+ * the lane messages it caused send within the group, breadth first in the
+ * order sent, and only then the next mailbox message. What one thread sends
+ * from its handlers to one group stays FIFO (it all takes the lane, or all
+ * goes to the mailbox while the lane spills, below); a lockable member that
+ * also runs on another thread (called there with fast_send) sends from there
+ * through the mailbox, and those messages may run after what it later sends
+ * on the group's thread. fast_send keeps its priority: it runs at
+ * once, ahead of the lane and the mailbox. The order of execution is
+ * therefore a function of the mailbox's order alone, not of timing, as long
+ * as the lane does not overflow: a group fed from a recorded sequence
+ * reproduces its outputs whatever the batch size, step sizes or thread.
+ * A cascade that never ends keeps the next mailbox message waiting, as a
+ * fast_send loop would; each turn of the loop still returns after its
+ * batch, so act_group_stop() works.
+ *
+ * Bound. A lane-eligible send that finds the lane full goes to the mailbox
+ * with the mailbox's overflow policy (from the group's own thread BLOCK
+ * returns -EAGAIN) and is counted in act_mailbox_stats::lane_full; while
+ * such a message waits in the mailbox, later lane-eligible sends follow it
+ * there (FIFO), and they run in mailbox order, among other senders'
+ * messages: size the lane (act_group_opts::lane_capacity) so that it does
+ * not overflow where the order must not depend on timing.
+ *
+ * Stop and destroy: act_group_stop() leaves lane messages where they are
+ * (the next start or step runs them first); act_group_destroy() frees and
+ * counts them as discarded, like the mailbox's.
+ */
 
 /**
  * Create a group: one mailbox, one thread (act_group_start()) or a
@@ -289,15 +363,18 @@ int act_group_stop(struct act_group *g);
 int act_group_bind(struct act_group *g);
 
 /**
- * Caller-driven run: dequeue and run up to @p max messages (0 = the group's
- * batch), without sleeping. Binds the calling thread on first use.
+ * Caller-driven run: run up to @p max messages (0 = the group's batch),
+ * lane first (see "Same-thread lane"), without sleeping. Binds the calling
+ * thread on first use.
  * @return messages run (>= 0), -EALREADY if the group has its own thread or
- *         is bound to another one.
+ *         is bound to another one, -EBUSY if called from a handler that
+ *         this group's loop is running (a step does not nest).
  */
 int act_group_step(struct act_group *g, uint32_t max);
 
 /**
- * Run steps until the mailbox is empty. Same thread rules as act_group_step().
+ * Run steps until the mailbox and the lane are empty. Same thread rules as
+ * act_group_step().
  * @return messages run, or a negative errno from act_group_step().
  */
 int act_group_drain(struct act_group *g);
@@ -324,8 +401,29 @@ bool act_group_instrumented(const struct act_group *g);
 /** Mailbox counters of a group. Any thread. */
 void act_group_mailbox_stats(const struct act_group *g, struct act_mailbox_stats *st);
 
-/** Messages currently queued (approximate under concurrency). Any thread. */
+/**
+ * Messages currently queued: the mailbox, the lane, and messages the loop
+ * took from the mailbox but has not run yet (approximate under
+ * concurrency). Any thread.
+ */
 uint32_t act_group_queued(const struct act_group *g);
+
+/**
+ * Declare that handlers of @p from may call @p to with act_fast_send_edge().
+ * Both must be members of @p g. The declared edges of a group must form a
+ * directed acyclic graph: an edge that would close a cycle (@p to reaches
+ * @p from through declared edges, or @p from == @p to) is refused. Declare
+ * every edge before the group first runs: from the thread that builds the
+ * group, before act_group_start(), act_group_bind() or act_group_step()
+ * (and not concurrently with them); once any of these was called, the set
+ * is sealed for the group's life. At most 64 members of a group take part
+ * in edges. Declaring an edge twice is harmless.
+ * @return 0, -ELOOP (the edge would close a cycle; nothing changed),
+ *         -EBUSY (the group has run: started, bound or stepped),
+ *         -ENOSPC (a 65th member would take part in edges),
+ *         -EINVAL (NULL, or an actor that is not a member of @p g).
+ */
+int act_group_edge(struct act_group *g, struct act_actor *from, struct act_actor *to);
 
 /** The group's clock (injected or monotonic ns). Any thread. */
 uint64_t act_group_now(const struct act_group *g);
@@ -339,9 +437,9 @@ uint64_t act_group_now(const struct act_group *g);
  * the state pointer given at creation. The handler may call act_reply(),
  * act_send() and the act_fast_send() family. It does not own @p msg: the
  * runtime frees pooled messages after the handler returns, and a message
- * delivered inline (ACT_QUEUE_LOCKFREE) lives on the group thread's stack
- * until then; neither may be kept, forwarded with act_send() or referenced
- * after the handler returns (copy what must outlive it).
+ * delivered inline (ACT_QUEUE_LOCKFREE, the lane) lives in the runtime's
+ * memory until then; neither may be kept, forwarded with act_send() or
+ * referenced after the handler returns (copy what must outlive it).
  */
 typedef void (*act_handler_fn)(struct act_actor *self, void *state, struct act_msg *msg);
 
@@ -522,6 +620,36 @@ int act_fast_send_opt(struct act_actor *to, struct act_msg *req, void *reply, ui
 		      enum act_wait wait, unsigned flags);
 
 /**
+ * Synchronous send along a declared edge (act_group_edge()): inline in the
+ * caller, and the same call as act_fast_send() for the handler (receiver
+ * transparency: the same context, reply slot, reply rules and counters).
+ * Call it from a handler of the edge's @c from actor; @p to must be the
+ * edge's @c to. Where the fast path applies - the declared edge, @p to
+ * running and not already on this thread's call chain, and either
+ * group-private with a group-private caller (no lock, no atomic
+ * instruction) or lockable with its lock free (one CAS) or biased to this
+ * thread (lock_bias: plain accesses) - the call costs the checks, the chain
+ * push and the handler. Otherwise it behaves exactly as act_fast_send():
+ * a held lock is waited for (sleeping, after the deadlock walk), a
+ * group-private @p to called from another thread returns -EPERM, and so on.
+ * The call chain is kept as for act_fast_send(), so a dynamic call made
+ * inside the callee still finds the actors held along the edges.
+ *
+ * A call from no handler, or along an edge that was not declared, is
+ * refused like a detected cycle: -ELOOP, recorded for act_last_cycle()
+ * and counted in @p to's act_actor_stats::cycles; nothing runs.
+ * Any thread (group-private targets: their group's thread). Allocates
+ * nothing.
+ * @return as act_fast_send(): the reply length, or -ELOOP (undeclared edge,
+ *         no caller, a cycle, or the chain full), -EDEADLK, -EPERM,
+ *         -ESHUTDOWN, -ENOTSUP, -EMSGSIZE.
+ */
+#ifndef __cplusplus
+static inline int act_fast_send_edge(struct act_actor *to, struct act_msg *req, void *reply,
+				     uint32_t reply_cap);
+#endif
+
+/**
  * Synchronous if possible, else asynchronous: runs the handler now if the
  * lock is free and no cycle is detected; otherwise copies @p req (stack or
  * pool) into a pool message, or inline (ACT_QUEUE_LOCKFREE), and enqueues
@@ -536,8 +664,9 @@ int act_fast_send_void(struct act_actor *to, struct act_msg *req);
 
 /**
  * Unified reply: routes by how @p m was delivered. Synchronous: copies into
- * the blocked sender's return buffer (no allocation). Asynchronous: enqueues
- * a pool message of type @p type on the sender's mailbox. Call from the
+ * the blocked sender's return buffer (no allocation). Asynchronous: sends a
+ * message of type @p type to the sender as act_send_copy() does (its
+ * mailbox, or its group's lane from that group's thread). Call from the
  * handler that received @p m.
  * @return 0, -EALREADY (already replied), -EMSGSIZE, -ENOTCONN (async and no
  *         sender), -ENOMEM, or an error from act_send().
@@ -641,6 +770,11 @@ void act_pool_stats(const struct act_pool *p, struct act_pool_stats *st);
 
 #ifdef __cplusplus
 }
+#endif
+
+/* The inline calls' internals (act_fast_send_edge()); C only. */
+#ifndef __cplusplus
+#include "act_fast_pvt.h"
 #endif
 
 #endif /* TICKWIRE_ACT_H */

@@ -19,22 +19,11 @@
 
 #include "act.h"
 
-#define act__likely(x) __builtin_expect(!!(x), 1)
-#define act__unlikely(x) __builtin_expect(!!(x), 0)
-
 /*
- * Thread-local storage of the runtime. lib/actor is a static library linked
- * into executables, so the initial-exec model is always valid; it turns
- * every access into one %fs-relative load. Under -fPIC (meson's default for
- * static libraries) the default model is global-dynamic: a __tls_get_addr
- * call that the linker later relaxes, but that the compiler has already
- * treated as a call clobbering every caller-saved register (callgrind:
- * act_fast_send to a group-private actor, 122 -> 114 instructions a call).
+ * act__likely(), act__unlikely(), ACT__TLS, ACT__CACHE_LINE,
+ * act__cache_aligned and act__stat_inc_owned() come with act.h, from
+ * act_fast_pvt.h (its inline calls need them).
  */
-#define ACT__TLS __thread __attribute__((tls_model("initial-exec")))
-
-#define ACT__CACHE_LINE 64
-#define act__cache_aligned _Alignas(ACT__CACHE_LINE)
 
 static inline void act__cpu_relax(void)
 {
@@ -104,17 +93,6 @@ extern ACT__TLS uint64_t act__tls_alloc_count;
 static inline void act__count_alloc(void)
 {
 	act__tls_alloc_count++;
-}
-
-/*
- * Relaxed counter bump by the only writer (a thread holding the lock that
- * guards the counter): a plain load and store, no locked instruction.
- * Readers on other threads use atomic_load_explicit(..., relaxed).
- */
-static inline void act__stat_inc_owned(_Atomic uint64_t *c)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
 }
 
 /* Counter bump by any thread. */

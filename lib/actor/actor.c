@@ -149,10 +149,24 @@
  * to them, checked with a plain load of the group's bound thread.
  *
  * Fast path. Every member of the fast_send family inlines fast_send_fast():
- * the checks, the O(1) chain check, the reply context, the chain push, the handler
- * call and, for a lockable receiver, one CAS and the release (or, biased to
- * this thread, bias_enter and a store), with no call but the handler's.
- * Anything else goes to fast_send_general() before any shared side effect.
+ * the checks, the O(1) chain check, the reply context, the chain push, the
+ * handler call and, for a lockable receiver, one CAS and the release (or,
+ * biased to this thread, act__bias_enter() and a store), with no call but
+ * the handler's. Anything else goes to fast_send_general() before any
+ * shared side effect. The uncontended lock paths, the context and the
+ * critical section live in act_fast_pvt.h, shared with act_fast_send_edge(),
+ * which is inline in its caller; that header is the code the proofs above
+ * speak of as O1-O3 and B1-B5.
+ *
+ * Declared edges (act_fast_send_edge(), act_group_edge() in group.c). Along
+ * a declared edge the fast path skips the load of the receiver's group (a
+ * group-private caller runs on its group's thread, hence so does a
+ * group-private callee of the same group) and the call into this file, but
+ * keeps every check a handler could observe: state, handler, context,
+ * chain push, counters. It keeps the O(1) chain check too: the declared
+ * edges are a DAG, yet a chain that a dynamic call entered can hold the
+ * callee already (A -edge-> B -dynamic-> C -edge-> A). An undeclared edge
+ * is refused by act__fast_send_edge_slow() like a cycle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,23 +185,11 @@ extern _Atomic uint32_t act__system_cycle_policy;
 /* Lock                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static inline void lock_release(struct act_actor *a)
+/* The slow part of act__lock_release() (act_fast_pvt.h: O1-O3, or the
+ * exchange that found WAITERS): wake one sleeper. */
+void act__lock_wake(struct act_actor *a)
 {
-	if (act__likely(a->release_store)) {
-		/* O1 release: pairs with the acquire of the next owner's CAS. */
-		atomic_store_explicit(&a->lock, 0, memory_order_release);
-		/* O2: the compiler must not hoist O3 above O1; the CPU may, and
-		 * the sleeper's membarrier (S2) covers that (file header). */
-		atomic_signal_fence(memory_order_seq_cst);
-		/* O3 relaxed: pairs with S1 through S2, not through the model. */
-		if (act__unlikely(atomic_load_explicit(&a->sleepers, memory_order_relaxed) != 0))
-			act__futex_wake(&a->lock, 1);
-		return;
-	}
-	/* release: pairs with the acquire of the next owner's CAS. */
-	if (act__unlikely(atomic_exchange_explicit(&a->lock, 0, memory_order_release) &
-			  ACT__LOCK_WAITERS))
-		act__futex_wake(&a->lock, 1);
+	act__futex_wake(&a->lock, 1);
 }
 
 /*
@@ -232,49 +234,11 @@ _Atomic bool act__test_lock_release_exchange;
 _Atomic bool act__test_bias_skip_membarrier;
 
 /*
- * Biased lock: the bias owner's side. Called with the word read as
- * BIAS | id. B1 bias_in = 1; B2 compiler barrier; B3 re-read the word: still
- * BIAS | id means no revoker got in first (file header), and the handler may
- * run; else B4 bias_in = 0 and the caller retries on the general path.
- */
-static inline bool bias_enter(struct act_actor *a, uint32_t id)
-{
-	/* B1 relaxed: pairs with R3 through R2, not through the model. */
-	atomic_store_explicit(&a->bias_in, 1, memory_order_relaxed);
-	/* B2: the compiler must not hoist B3 above B1; the CPU may, and the
-	 * revoker's membarrier (R2) covers that. */
-	atomic_signal_fence(memory_order_seq_cst);
-	/* B3 relaxed: only this thread ever ran the handlers while the word
-	 * stayed biased to it, so there is nothing to acquire. */
-	if (act__likely(atomic_load_explicit(&a->lock, memory_order_relaxed) ==
-			(ACT__LOCK_BIAS | id)))
-		return true;
-	/* B4 release: a revoker's R3 acquires what we did before. */
-	atomic_store_explicit(&a->bias_in, 0, memory_order_release);
-	return false;
-}
-
-/* How a lock is held: through its word, or through the bias. */
-enum lock_hold {
-	HOLD_WORD = 1,
-	HOLD_BIAS = 2,
-};
-
-static inline void lock_release_hold(struct act_actor *a, int hold)
-{
-	if (hold == HOLD_BIAS)
-		/* B5 release: the next owner is this thread again, or a revoker
-		 * whose R3 acquires it. */
-		atomic_store_explicit(&a->bias_in, 0, memory_order_release);
-	else
-		lock_release(a);
-}
-
-/*
  * CAS a free word to @id's value: BIAS | id while the actor may be biased,
  * else @plain (id, with WAITERS for a former sleeper under the exchange
- * release). HOLD_WORD or HOLD_BIAS on success; 0 if the word was not free,
- * or a revoker got in before the bias could be entered (re-read the word).
+ * release). ACT__HOLD_WORD or ACT__HOLD_BIAS on success; 0 if the word was
+ * not free, or a revoker got in before the bias could be entered (re-read
+ * the word).
  */
 static inline int lock_take_free(struct act_actor *a, uint32_t id, uint32_t plain)
 {
@@ -283,14 +247,14 @@ static inline int lock_take_free(struct act_actor *a, uint32_t id, uint32_t plai
 				: plain;
 	uint32_t expected = 0;
 
-	/* seq_cst: the acquire edge pairs with the release in lock_release();
+	/* seq_cst: the acquire edge pairs with the release in act__lock_release();
 	 * seq_cst also orders it before our own later waiting_on store, which
 	 * the deadlock walk relies on (see the file header). */
 	if (!atomic_compare_exchange_strong_explicit(&a->lock, &expected, want,
 						     memory_order_seq_cst, memory_order_relaxed))
 		return 0;
 	if (!(want & ACT__LOCK_BIAS))
-		return HOLD_WORD;
+		return ACT__HOLD_WORD;
 	/* Read again after the CAS: a word freed after a revocation was freed
 	 * by an owner that acquired after the revoker's R4, so the CAS's
 	 * acquire makes R4's lock_bias = false visible here, and a revoked
@@ -301,10 +265,10 @@ static inline int lock_take_free(struct act_actor *a, uint32_t id, uint32_t plai
 		if (atomic_compare_exchange_strong_explicit(&a->lock, &expected, plain,
 							    memory_order_relaxed,
 							    memory_order_relaxed))
-			return HOLD_WORD;
-		/* a revoker's R1 came first: bias_enter() fails, we retry */
+			return ACT__HOLD_WORD;
+		/* a revoker's R1 came first: act__bias_enter() fails, we retry */
 	}
-	return bias_enter(a, id) ? HOLD_BIAS : 0;
+	return act__bias_enter(a, id) ? ACT__HOLD_BIAS : 0;
 }
 
 /*
@@ -334,8 +298,8 @@ static int bias_wait_step(struct act_actor *a, struct act__thread *self, enum ac
  * revoker wins, and nobody else changes a REVOKING word); R2
  * membarrier(PRIVATE_EXPEDITED); R3 wait until bias_in == 0 (acquire);
  * R4 clear lock_bias and store our own id: we hold the lock through its
- * word, the bias is gone for good. Returns HOLD_WORD, 0 to retry (lost the
- * R1 race), -EBUSY (ACT_WAIT_NONE and b inside), -EDEADLK (the walk from
+ * word, the bias is gone for good. Returns ACT__HOLD_WORD, 0 to retry (lost
+ * the R1 race), -EBUSY (ACT_WAIT_NONE and b inside), -EDEADLK (the walk from
  * b comes back to us) or -EAGAIN (membarrier failed, which it does not once
  * registered at init); on an error the word is BIAS | b again.
  * Waiting, it spins (ACT_WAIT_SPIN, and the first ACT__ADAPTIVE_SPINS
@@ -377,20 +341,20 @@ static int bias_revoke(struct act_actor *a, struct act__thread *self, uint32_t v
 	atomic_store_explicit(&a->lock_bias, false, memory_order_relaxed);
 	atomic_store(&a->lock, self->id);
 	act__stat_inc_shared(&a->bias_revocations);
-	return HOLD_WORD;
+	return ACT__HOLD_WORD;
 }
 
 /*
  * A biased word @v seen by @self while acquiring: enter our own bias,
  * revoke another thread's, or wait for a revocation in progress. Returns
- * HOLD_BIAS / HOLD_WORD when held, 0 to re-read the word, or an error
- * (bias_revoke()).
+ * ACT__HOLD_BIAS / ACT__HOLD_WORD when held, 0 to re-read the word, or an
+ * error (bias_revoke()).
  */
 static int lock_biased_word(struct act_actor *a, struct act__thread *self, uint32_t v,
 			    enum act_wait wait, uint32_t *spins)
 {
 	if (v == (ACT__LOCK_BIAS | self->id))
-		return bias_enter(a, self->id) ? HOLD_BIAS : 0;
+		return act__bias_enter(a, self->id) ? ACT__HOLD_BIAS : 0;
 	if (!(v & ACT__LOCK_REVOKING))
 		return bias_revoke(a, self, v, wait);
 	/* Another thread revokes: it will own the word in a moment. */
@@ -403,7 +367,7 @@ static int lock_biased_word(struct act_actor *a, struct act__thread *self, uint3
  * after publishing waiting_on and before each sleep. A sleeper follows S1-S4
  * of the file header (store release) or sets ACT__LOCK_WAITERS (exchange).
  * A biased word is handled by lock_biased_word() (never slept on).
- * Returns HOLD_WORD / HOLD_BIAS, or -EDEADLK / -EAGAIN.
+ * Returns ACT__HOLD_WORD / ACT__HOLD_BIAS, or -EDEADLK / -EAGAIN.
  */
 static int lock_contended(struct act_actor *a, struct act__thread *self, enum act_wait wait)
 {
@@ -511,8 +475,8 @@ out:
 }
 
 /*
- * Acquire @a for @self: HOLD_WORD or HOLD_BIAS, or -EBUSY (ACT_WAIT_NONE and
- * held), -EDEADLK, -EAGAIN. The uncontended cases first, then
+ * Acquire @a for @self: ACT__HOLD_WORD or ACT__HOLD_BIAS, or -EBUSY
+ * (ACT_WAIT_NONE and held), -EDEADLK, -EAGAIN. The uncontended cases first, then
  * lock_contended(), which publishes what the deadlock walk needs.
  */
 static int lock_acquire(struct act_actor *a, struct act__thread *self, enum act_wait wait)
@@ -525,8 +489,8 @@ static int lock_acquire(struct act_actor *a, struct act__thread *self, enum act_
 		if (rc != 0)
 			return rc;
 	} else if (v == (ACT__LOCK_BIAS | self->id)) {
-		if (bias_enter(a, self->id))
-			return HOLD_BIAS;
+		if (act__bias_enter(a, self->id))
+			return ACT__HOLD_BIAS;
 	} else if (wait == ACT_WAIT_NONE &&
 		   (v & (ACT__LOCK_BIAS | ACT__LOCK_REVOKING)) == ACT__LOCK_BIAS) {
 		/* Another thread's bias, not held by it right now: take it. */
@@ -640,9 +604,18 @@ void act__actor_unref(struct act_actor *a)
 
 void act_actor_destroy(struct act_actor *a)
 {
+	uint32_t lane_queued;
+
 	if (a == NULL)
 		return;
 	atomic_store(&a->state, ACT__ACTOR_DEAD);
+	/* Messages still on the lane hold no reference; now that nothing new
+	 * can be queued for it (act.h: no delivery call may still run), take
+	 * one for each, dropped when it leaves the lane (act__lane_done()). */
+	lane_queued = atomic_load_explicit(&a->lane_queued, memory_order_relaxed);
+	if (lane_queued != 0)
+		atomic_fetch_add_explicit(&a->refs, lane_queued, memory_order_relaxed);
+	act__group_forget(a);
 	if (a->own_group) {
 		/* Own mailbox: nobody else consumes it; discard what is left so
 		 * the references it holds are dropped, then free. */
@@ -717,14 +690,6 @@ static inline enum act_cycle_policy resolve_policy(const struct act_actor *to, u
 							   memory_order_relaxed);
 }
 
-/* Whether @to is on @t's chain (O(1): Cycle detection above). */
-static inline bool on_chain(const struct act__thread *t, struct act_actor *to, uint32_t depth)
-{
-	uint32_t pos = atomic_load_explicit(&to->chain_pos, memory_order_relaxed);
-
-	return pos < depth && t->chain[pos].actor == to;
-}
-
 /*
  * Check @to against the call chain. Returns 0 and sets *held when this
  * thread already holds @to (permissive re-entry), or -ELOOP.
@@ -736,7 +701,7 @@ static inline int chain_check(struct act__thread *t, struct act_actor *to, uint3
 	unsigned i;
 
 	*held = false;
-	if (act__likely(!on_chain(t, to, t->depth)))
+	if (act__likely(!act__on_chain(t, to, t->depth)))
 		goto bound;
 	for (i = 0; i < t->depth; i++) {
 		if (t->chain[i].actor != to)
@@ -771,30 +736,6 @@ static inline void run_handler(struct act__thread *t, struct act_actor *to, stru
 	to->handlers[m->type](to, to->state_ptr, m);
 	t->depth--;
 	atomic_store_explicit(&to->chain_pos, prev, memory_order_relaxed);
-}
-
-/* Write the synchronous delivery context into @m (receiver transparency and
- * unified reply: act_reply() routes by it). */
-static inline __attribute__((always_inline)) void
-sync_context(struct act_msg *m, struct act_actor *to, struct act_actor *sender, void *reply,
-	     uint32_t reply_cap, uint32_t extra_flags)
-{
-	m->flags_ = (m->flags_ & (ACT__F_POOLED | ACT__F_CLASS_MASK)) | ACT__F_SYNC | extra_flags;
-	m->sender = sender;
-	m->reply_buf_ = reply;
-	m->reply_cap_ = reply_cap;
-	m->reply_len_ = 0;
-	m->dest = to;
-	m->qdepth = 0;
-	m->mailbox_was_empty = 0;
-	m->enqueue_tsc = 0;
-}
-
-static inline int sync_result(const struct act_msg *m)
-{
-	if (act__unlikely(m->flags_ & ACT__F_TRUNC))
-		return -EMSGSIZE;
-	return (int)m->reply_len_;
 }
 
 /*
@@ -840,12 +781,12 @@ static __attribute__((noinline)) int fast_send_general(struct act_actor *to, str
 		}
 	}
 
-	sync_context(m, to, chain_top(t), reply, reply_cap, extra_flags);
+	act__sync_context(m, to, chain_top(t), reply, reply_cap, extra_flags);
 	run_handler(t, to, m);
 	act__stat_inc_owned(&to->sync_completions);
 	if (hold != 0)
-		lock_release_hold(to, hold);
-	return sync_result(m);
+		act__lock_release_hold(to, hold);
+	return act__sync_result(m);
 }
 
 /*
@@ -877,13 +818,13 @@ fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t re
 	if (act__unlikely(fn == NULL))
 		goto general;
 	/* Cycle check: chain membership, O(1) (Cycle detection above). */
-	if (act__unlikely(on_chain(t, to, depth)))
+	if (act__unlikely(act__on_chain(t, to, depth)))
 		goto general;
 	/* The context goes into the caller's own message, so it needs no lock:
 	 * written before the acquire, it stays out of the critical section. If
 	 * the fast path gives up below, fast_send_general() rewrites it. */
-	sync_context(m, to, depth != 0 ? t->chain[depth - 1].actor : NULL, reply, reply_cap,
-		     extra_flags);
+	act__sync_context(m, to, depth != 0 ? t->chain[depth - 1].actor : NULL, reply,
+			  reply_cap, extra_flags);
 	if (act__likely(to->group_private)) {
 		/* A thread is bound only after it registered, so t->id != 0 here. */
 		const struct act__thread *bound =
@@ -891,38 +832,17 @@ fast_send_fast(struct act_actor *to, struct act_msg *m, void *reply, uint32_t re
 
 		if (act__unlikely(bound != t))
 			goto general;
-	} else if (atomic_load_explicit(&to->lock_bias, memory_order_relaxed)) {
-		/* Biased to this thread: plain accesses (bias_enter()). A free
-		 * word, someone else's bias or a revoked one: the general path. */
-		if (act__unlikely(atomic_load_explicit(&to->lock, memory_order_relaxed) !=
-					  (ACT__LOCK_BIAS | t->id) ||
-				  !bias_enter(to, t->id)))
-			goto general;
-		hold = HOLD_BIAS;
 	} else {
-		uint32_t expected = 0;
-
-		/* seq_cst: as lock_take_free() (pairs with the release in
-		 * lock_release()). */
-		if (act__unlikely(t->id == 0 ||
-				  !atomic_compare_exchange_strong_explicit(
-					  &to->lock, &expected, t->id, memory_order_seq_cst,
-					  memory_order_relaxed)))
+		/* Its own bias (plain accesses) or one CAS of a free word; a
+		 * free word of a biased lock, someone else's bias, a revoked
+		 * one or a held word: the general path. */
+		hold = act__lock_try_fast(to, t);
+		if (act__unlikely(hold == 0))
 			goto general;
-		hold = HOLD_WORD;
 	}
 	/* Critical section (lockable): the chain push, the handler, the
 	 * completion counter (single writer: the lock holder), the release. */
-	atomic_store_explicit(&to->chain_pos, depth, memory_order_relaxed);
-	t->chain[depth].actor = to;
-	t->chain[depth].type = type;
-	t->depth = depth + 1;
-	fn(to, to->state_ptr, m);
-	t->depth--;
-	act__stat_inc_owned(&to->sync_completions);
-	if (hold != 0)
-		lock_release_hold(to, hold);
-	return sync_result(m);
+	return act__sync_run(t, to, fn, m, depth, hold);
 general:
 	return fast_send_general(to, m, reply, reply_cap, wait, flags, extra_flags);
 }
@@ -946,6 +866,25 @@ int act_fast_send_adaptive(struct act_actor *to, struct act_msg *req, void *repl
 int act_fast_send_x(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap)
 {
 	return fast_send_fast(to, req, reply, reply_cap, ACT_WAIT_NONE, 0, 0);
+}
+
+/*
+ * act_fast_send_edge() off its inline path. With no caller, or no declared
+ * edge from the caller to @to in @to's group, the call is refused like a
+ * cycle (recorded, counted); with the edge declared, it is act_fast_send()
+ * from here on, whose checks see why the fast path did not apply.
+ */
+int act__fast_send_edge_slow(struct act_actor *to, struct act_msg *req, void *reply,
+			     uint32_t reply_cap)
+{
+	struct act__thread *t = act__self_thread();
+	struct act_actor *from = chain_top(t);
+
+	if (from == NULL || !(from->edges & to->edge_bit) || from->group != to->group) {
+		record_cycle(t, to, req->type);
+		return -ELOOP;
+	}
+	return fast_send_general(to, req, reply, reply_cap, ACT_WAIT_SLEEP, 0, 0);
 }
 
 int act_fast_send_opt(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap,
@@ -976,44 +915,34 @@ static inline struct act_actor *send_sender(void)
 	return t->depth != 0 ? t->chain[t->depth - 1].actor : NULL;
 }
 
-/* An inline send (act__group_takes_inline() said yes); checks done. */
-static int send_inline(struct act_actor *to, uint32_t type, const void *payload, uint32_t len)
+/*
+ * An inline send into the mailbox's cell (act__group_takes_inline() said
+ * yes); checks done. @mark: ACT__CELL_SPILL for a lane send spilled here.
+ * Returns 0, -ENOBUFS (dropped under DROP_NEWEST: counted, consumed) or an
+ * error from the enqueue.
+ */
+static int send_inline(struct act_actor *to, uint32_t type, const void *payload, uint32_t len,
+		       uint32_t mark)
 {
 	int rc;
 
 	/* One reference per queued message, dropped after its delivery. */
 	atomic_fetch_add_explicit(&to->refs, 1, memory_order_relaxed);
-	rc = act__group_enqueue_inline(to->group, to, send_sender(), type, payload, len);
-	if (rc != 0) {
+	rc = act__group_enqueue_cell(to->group, to, send_sender(), type, payload, len, mark);
+	if (rc != 0)
 		atomic_fetch_sub_explicit(&to->refs, 1, memory_order_relaxed);
-		if (rc == -ENOBUFS) /* dropped under DROP_NEWEST: counted, consumed */
-			rc = 0;
-	}
 	return rc;
 }
 
-int act_send(struct act_actor *to, struct act_msg *m)
+/*
+ * Pool message @m to the mailbox; checks done, m->flags_ carries only
+ * POOLED, the class and perhaps ACT__F_SPILL. Returns as send_inline(); on
+ * -ENOBUFS @m was freed.
+ */
+static int send_pointer(struct act_actor *to, struct act_msg *m)
 {
 	int rc;
 
-	if (act__unlikely(!(m->flags_ & ACT__F_POOLED)))
-		return -EINVAL;
-	rc = send_check(to, m->type);
-	if (act__unlikely(rc != 0))
-		return rc;
-	if (act__group_takes_inline(to->group, m->size) &&
-	    atomic_load_explicit(&to->group->bound, memory_order_relaxed) != &act__tls_thread) {
-		/* The block stays on this thread: it goes back to this thread's
-		 * cache instead of crossing to the consumer's. From the consumer's
-		 * own thread there is no line to save, and the pointer is cheaper
-		 * than two copies (callgrind: 429 against 500 instructions a send
-		 * and dispatch). */
-		rc = send_inline(to, m->type, m->payload, m->size);
-		if (rc == 0)
-			act_msg_free(m);
-		return rc;
-	}
-	m->flags_ &= ACT__F_POOLED | ACT__F_CLASS_MASK;
 	m->sender = send_sender();
 	m->dest = to;
 	/* One reference per queued message, dropped after its delivery. */
@@ -1021,22 +950,124 @@ int act_send(struct act_actor *to, struct act_msg *m)
 	rc = act__group_enqueue(to->group, m);
 	if (rc != 0) {
 		atomic_fetch_sub_explicit(&to->refs, 1, memory_order_relaxed);
-		if (rc == -ENOBUFS) { /* dropped under DROP_NEWEST: consumed */
+		if (rc == -ENOBUFS) /* dropped under DROP_NEWEST: consumed */
 			act_msg_free(m);
-			rc = 0;
-		}
 	}
 	return rc;
 }
 
-int act_send_copy(struct act_actor *to, uint32_t type, const void *payload, uint32_t len)
+/* Errors of the mailbox paths as the send calls return them. */
+static inline int send_result(int rc)
 {
+	return rc == -ENOBUFS ? 0 : rc;
+}
+
+/*
+ * Lane sends (group.c, Lane): the caller is on @to's group's thread inside
+ * a handler (act__lane_eligible()), checks done. The lane's part is plain
+ * loads and stores of memory only this thread touches; a full lane, or a
+ * spill still waiting, sends to the mailbox with the SPILL mark instead.
+ */
+static int lane_send_pointer(struct act_group *g, struct act_actor *to, struct act_msg *m)
+{
+	struct act__lane_slot *slot = act__lane_reserve(g);
+	int rc;
+
+	m->flags_ &= ACT__F_POOLED | ACT__F_CLASS_MASK;
+	if (act__likely(slot != NULL)) {
+		m->sender = send_sender();
+		m->dest = to;
+		act__lane_stamp(g, m);
+		slot->msg = m;
+		act__lane_commit(g, to);
+		return 0;
+	}
+	m->flags_ |= ACT__F_SPILL;
+	rc = send_pointer(to, m);
+	act__lane_spilled(g, rc);
+	return send_result(rc);
+}
+
+static int lane_send_copy(struct act_group *g, struct act_actor *to, uint32_t type,
+			  const void *payload, uint32_t len)
+{
+	struct act__lane_slot *slot = act__lane_reserve(g);
 	struct act_msg *m;
 	int rc;
 
-	if (act__group_takes_inline(to->group, len)) {
+	if (act__likely(slot != NULL)) {
+		/* every field, as cell_take() (group.c) does: a handler sees
+		 * the same header bytes whatever the slot held before */
+		slot->inl.hdr = (struct act_msg){
+			.type = type,
+			.size = len,
+			.sender = send_sender(),
+			.dest = to,
+		};
+		act__copy_small(slot->inl.payload, payload, len);
+		slot->msg = &slot->inl.hdr;
+		act__lane_commit(g, to);
+		return 0;
+	}
+	if (act__group_takes_inline(g, len)) {
+		rc = send_inline(to, type, payload, len, ACT__CELL_SPILL);
+	} else {
+		m = act_msg_alloc(type, len);
+		if (m == NULL)
+			return -errno;
+		act__copy_small(m->payload, payload, len);
+		m->flags_ |= ACT__F_SPILL;
+		rc = send_pointer(to, m);
+		if (rc != 0 && rc != -ENOBUFS)
+			act_msg_free(m);
+	}
+	act__lane_spilled(g, rc);
+	return send_result(rc);
+}
+
+int act_send(struct act_actor *to, struct act_msg *m)
+{
+	struct act_group *g = to->group;
+	int rc;
+
+	if (act__unlikely(!(m->flags_ & ACT__F_POOLED)))
+		return -EINVAL;
+	rc = send_check(to, m->type);
+	if (act__unlikely(rc != 0))
+		return rc;
+	if (act__lane_eligible(g, &act__tls_thread))
+		return lane_send_pointer(g, to, m);
+	if (act__group_takes_inline(g, m->size) &&
+	    atomic_load_explicit(&g->bound, memory_order_relaxed) != &act__tls_thread) {
+		/* The block stays on this thread: it goes back to this thread's
+		 * cache instead of crossing to the consumer's. From the consumer's
+		 * own thread there is no line to save, and the pointer is cheaper
+		 * than two copies (callgrind: 429 against 500 instructions a send
+		 * and dispatch). */
+		rc = send_inline(to, m->type, m->payload, m->size, 0);
+		if (rc == 0 || rc == -ENOBUFS) /* copied, or dropped: consumed */
+			act_msg_free(m);
+		return send_result(rc);
+	}
+	m->flags_ &= ACT__F_POOLED | ACT__F_CLASS_MASK;
+	return send_result(send_pointer(to, m));
+}
+
+int act_send_copy(struct act_actor *to, uint32_t type, const void *payload, uint32_t len)
+{
+	struct act_group *g = to->group;
+	struct act_msg *m;
+	int rc;
+
+	if (act__lane_eligible(g, &act__tls_thread) && len <= ACT__INLINE_MAX &&
+	    !atomic_load_explicit(&g->instrument, memory_order_relaxed)) {
 		rc = send_check(to, type);
-		return act__likely(rc == 0) ? send_inline(to, type, payload, len) : rc;
+		return act__likely(rc == 0) ? lane_send_copy(g, to, type, payload, len) : rc;
+	}
+	if (act__group_takes_inline(g, len)) {
+		rc = send_check(to, type);
+		return act__likely(rc == 0) ? send_result(send_inline(to, type, payload, len, 0))
+					    : rc;
 	}
 	m = act_msg_alloc(type, len);
 	if (m == NULL)
@@ -1069,29 +1100,71 @@ int act_fast_send_void(struct act_actor *to, struct act_msg *req)
 	return 1;
 }
 
+/* Run @to's handler for asynchronous message @m, if @to is alive and has
+ * one; on the group's thread, outside any handler of the group. */
+static inline void run_async(struct act__thread *t, struct act_actor *to, struct act_msg *m)
+{
+	int hold = 0;
+
+	if (atomic_load_explicit(&to->state, memory_order_relaxed) == ACT__ACTOR_DEAD ||
+	    m->type >= to->handler_count || to->handlers[m->type] == NULL)
+		return;
+	if (!to->group_private) {
+		/* The uncontended acquire inline, the rest out of line. This
+		 * thread holds no other actor lock here, so it cannot close a
+		 * cycle; retry on a spurious report. */
+		hold = act__lock_try_fast(to, t);
+		while (act__unlikely(hold <= 0))
+			hold = lock_acquire(to, t, ACT_WAIT_ADAPTIVE);
+	}
+	run_handler(t, to, m);
+	act__stat_inc_owned(&to->async_runs);
+	if (hold != 0)
+		act__lock_release_hold(to, hold);
+}
+
 /* Mailbox delivery, on the group's thread. Consumes @m. */
 void act__deliver_async(struct act_group *g, struct act_msg *m)
 {
-	struct act__thread *t = act__self_thread();
 	struct act_actor *to = m->dest;
-	int hold = 0;
 
 	(void)g;
-	if (atomic_load_explicit(&to->state, memory_order_relaxed) != ACT__ACTOR_DEAD &&
-	    m->type < to->handler_count && to->handlers[m->type] != NULL) {
-		if (!to->group_private) {
-			/* This thread holds no other actor lock here, so it cannot
-			 * close a cycle; retry on a spurious report. */
-			while ((hold = lock_acquire(to, t, ACT_WAIT_ADAPTIVE)) < 0)
-				;
-		}
-		run_handler(t, to, m);
-		act__stat_inc_owned(&to->async_runs);
-		if (hold != 0)
-			lock_release_hold(to, hold);
-	}
+	run_async(act__self_thread(), to, m);
 	act_msg_free(m);
 	act__actor_unref(to);
+}
+
+/*
+ * A lane message leaves the lane (run or discarded): its block, if any, and
+ * its count on the receiver. It holds no reference, unless the receiver was
+ * destroyed while it waited: act_actor_destroy() then took one for it.
+ * Plain loads and stores: the group's thread is the only writer.
+ */
+static inline void lane_done(struct act_msg *m)
+{
+	struct act_actor *to = m->dest;
+
+	if (act__unlikely(m->flags_ & ACT__F_POOLED)) /* not a message in its slot */
+		act_msg_free(m);
+	atomic_store_explicit(&to->lane_queued,
+			      atomic_load_explicit(&to->lane_queued, memory_order_relaxed) - 1,
+			      memory_order_relaxed);
+	if (act__unlikely(atomic_load_explicit(&to->state, memory_order_relaxed) ==
+			  ACT__ACTOR_DEAD))
+		act__actor_unref(to);
+}
+
+void act__lane_done(struct act_msg *m)
+{
+	lane_done(m);
+}
+
+/* Lane delivery, on the group's thread (registered: it runs the group).
+ * Consumes @m. */
+void act__deliver_lane(struct act_msg *m)
+{
+	run_async(&act__tls_thread, m->dest, m);
+	lane_done(m);
 }
 
 /* ------------------------------------------------------------------------ */

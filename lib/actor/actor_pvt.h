@@ -11,45 +11,17 @@
 #include "act_pvt.h"
 #include "act_queue_pvt.h"
 
-/* act_msg.flags_ bits (framework-private). */
-#define ACT__F_SYNC 0x1u    /* delivered by the fast_send family */
-#define ACT__F_REPLIED 0x2u /* a reply was made */
-#define ACT__F_POOLED 0x4u  /* from act_msg_alloc(); class in ACT__F_CLASS */
-#define ACT__F_VOID 0x8u    /* sync via fast_send_void: a reply is discarded */
-#define ACT__F_TRUNC 0x10u  /* the sync reply did not fit the buffer */
-#define ACT__F_CLASS_SHIFT 8
-#define ACT__F_CLASS_MASK (0xfu << ACT__F_CLASS_SHIFT)
-
 /*
+ * The message flags, the lock word's bits, struct act__thread and struct
+ * act_actor are in act_fast_pvt.h (act.h's inline calls need them).
+ *
  * Thread registry. Every thread that takes an actor lock gets a small id
  * (1 .. ACT__MAX_THREADS-1); the lock word stores the owner's id so that a
  * waiter can walk owner -> the lock that owner waits on -> ... without any
  * extra store on the uncontended path.
  */
 #define ACT__MAX_THREADS 1024u
-#define ACT__LOCK_WAITERS 0x80000000u
-/* Biased lock (act_actor_opts.lock_bias, actor.c): the word is BIAS | id
- * while the lock is biased to thread id, and BIAS | REVOKING | id while one
- * thread revokes that bias. No WAITERS bit is ever set on a biased word. */
-#define ACT__LOCK_BIAS 0x40000000u
-#define ACT__LOCK_REVOKING 0x20000000u
-#define ACT__LOCK_ID_MASK 0x1fffffffu
 
-struct act__thread {
-	uint32_t id;    /* 0 until registered */
-	uint32_t depth; /* entries used in chain[] */
-	struct act_chain_entry chain[ACT_CHAIN_MAX];
-	/*
-	 * Actor whose lock this thread is blocked on, NULL otherwise. Written
-	 * by this thread only (seq_cst), read by other threads' deadlock walks
-	 * (seq_cst); the pairing is described at act__lock_contended().
-	 */
-	_Atomic(struct act_actor *) waiting_on;
-	unsigned last_cycle_len;
-	struct act_chain_entry last_cycle[ACT_CHAIN_MAX + 1];
-};
-
-extern ACT__TLS struct act__thread act__tls_thread;
 extern _Atomic(struct act__thread *) act__threads[ACT__MAX_THREADS];
 
 void act__thread_register(struct act__thread *t);
@@ -63,81 +35,52 @@ static inline struct act__thread *act__self_thread(void)
 	return t;
 }
 
-enum act__actor_state {
-	ACT__ACTOR_CREATED = 0,
-	ACT__ACTOR_RUNNING,
-	ACT__ACTOR_STOPPED,
-	ACT__ACTOR_DEAD,
-};
+/*
+ * Inline messages (LOCKFREE and BQUEUE* mailboxes, whose ring cells are
+ * struct act__qcell; not SHARDED). An asynchronous message of
+ * at most ACT__INLINE_MAX payload bytes, sent while the mailbox is not
+ * instrumented, is copied into its ring cell instead of travelling as a
+ * pool block: cell kind = 1 + size (| ACT__CELL_SPILL), word = type,
+ * ptr[0] = destination, ptr[1] = sender, data = payload. The consumer
+ * copies the cell into an act__inline_msg of its batch (act_group's
+ * take_local[]) and frees the cell before it runs the handler, so the cell
+ * is never read after its release and the handler's message lives until
+ * the handler returns (act.h: handlers do not own it). The lane's slots
+ * hold the same struct, written in place by the sender (group.c, Lane).
+ */
+#define ACT__INLINE_MAX ACT__QCELL_DATA
+
+ACT__NO_VLA_NOT_AT_END_BEGIN
+struct act__inline_msg {
+	struct act_msg hdr;
+	unsigned char payload[ACT__INLINE_MAX];
+} ACT__NO_VLA_NOT_AT_END_END;
 
 struct act_group;
-
-/*
- * Layout: the read-mostly fields every delivery reads share one line; the
- * lock word (written by every lock owner) and the reference count (written
- * by every async sender and the consumer) have a line each, so a sender
- * reading `state` does not pull the line the receiver's lock writes
- * (measured: spinning cross-thread round trip -12% to -21%).
- */
-struct act_actor {
-	/* read by every delivery */
-	_Atomic uint32_t state; /* enum act__actor_state */
-	bool group_private;
-	uint8_t cycle_policy;  /* enum act_cycle_policy */
-	uint32_t handler_count;
-	act_handler_fn *handlers;
-	void *state_ptr;
-	struct act_group *group;
-	bool own_group; /* group created for this actor alone */
-	/* lock release: a store-release with the sleeper protocol (true), or
-	 * the exchange (false: membarrier unavailable); fixed at creation */
-	bool release_store;
-	/* the next acquire of a free word may bias the lock to its thread:
-	 * set at creation (lock_bias and membarrier), cleared for good by the
-	 * first revocation (relaxed; a stale true only re-biases once) */
-	_Atomic bool lock_bias;
-	char name[32];
-
-	/*
-	 * The lock word: 0 free, else the owner's id; with the exchange release
-	 * also ACT__LOCK_WAITERS once someone sleeps. sleepers: threads between
-	 * their decision to sleep and their acquire (store release only); on
-	 * the lock's line, which the releasing owner already holds.
-	 */
-	act__cache_aligned _Atomic uint32_t lock;
-	_Atomic uint32_t sleepers;
-	/* 1 while the bias owner runs a handler through the bias (its only
-	 * writer), 0 otherwise; read by a revoker after its membarrier */
-	_Atomic uint32_t bias_in;
-	/* The chain index at which the last thread to push this actor pushed
-	 * it: the cycle check's O(1) hint (actor.c, Cycle detection). Written
-	 * only by a thread with exclusive access, just before its push; a
-	 * reader trusts it only if its own chain holds this actor there. On
-	 * the lock line: a lockable caller reads it just before its CAS. */
-	_Atomic uint32_t chain_pos;
-	/* one reference per queued message plus one for the creator */
-	act__cache_aligned _Atomic uint32_t refs;
-
-	/* counters written under the lock (act__stat_inc_owned) */
-	act__cache_aligned _Atomic uint64_t sync_completions;
-	_Atomic uint64_t async_runs;
-	/* counters written by any thread (act__stat_inc_shared) */
-	_Atomic uint64_t async_fallbacks;
-	_Atomic uint64_t busy_returns;
-	_Atomic uint64_t cycles;
-	_Atomic uint64_t deadlocks;
-	/* futex waits on the lock (internal, read by the tests) */
-	_Atomic uint64_t lock_sleeps;
-	/* biases revoked (at most one per lock_bias actor, give or take a
-	 * re-bias on a stale read) */
-	_Atomic uint64_t bias_revocations;
-};
 
 enum act__group_state {
 	ACT__GROUP_IDLE = 0,
 	ACT__GROUP_RUNNING,
 	ACT__GROUP_STOPPING,
 };
+
+/* Messages taken from the mailbox per refill of the loop's batch (group.c). */
+#define ACT__TAKE 64u
+/* Members of a group that may take part in declared edges (edge_bit). */
+#define ACT__EDGE_MAX 64u
+/* Bit of an inline cell's kind: the message was sent for the lane and
+ * spilled into the mailbox (ACT__F_SPILL of a pool message). */
+#define ACT__CELL_SPILL 0x100u
+
+/*
+ * A slot of the lane (group.c, Lane): msg is the message, either copied
+ * into the slot (msg == &inl.hdr; handlers see it there, so it is never
+ * copied again) or a pool block. Two cache lines.
+ */
+struct act__lane_slot {
+	struct act_msg *msg;
+	struct act__inline_msg inl;
+} __attribute__((aligned(ACT__CACHE_LINE)));
 
 struct act_group {
 	struct act__queue queue;
@@ -156,35 +99,74 @@ struct act_group {
 	pthread_t thread;
 	/* thread that runs the group: its own, or the one that bound/stepped it */
 	_Atomic(struct act__thread *) bound;
+	/* the lane's ring, fixed at creation */
+	struct act__lane_slot *lane;
+	uint32_t lane_mask;        /* slots - 1 */
+	/* set for good by the first start, bind or step: no edge after it */
+	_Atomic bool sealed;
+	/* members with an edge_bit, by bit index; before sealing only */
+	uint32_t edge_count;
+	struct act_actor *edge_members[ACT__EDGE_MAX];
 
-	/* consumer-owned counters */
+	/*
+	 * Owned by the group's thread: the consumer, and the lane's only
+	 * producer. The atomics are relaxed single-writer fields (plain loads
+	 * and stores) that other threads only read, for the counters.
+	 */
 	act__cache_aligned _Atomic uint64_t dequeued;
+	_Atomic uint64_t lane_head;   /* next lane slot to run */
+	_Atomic uint64_t lane_tail;   /* next lane slot to fill; messages that took the lane */
+	uint64_t lane_free;           /* slots before it are free (the one running is not) */
+	_Atomic uint64_t lane_full;   /* lane-eligible sends that went to the mailbox */
+	uint32_t lane_spilled;        /* of those, queued in the mailbox and not yet run */
+	bool in_run;                  /* run_batch() is on the stack */
+	uint32_t take_n, take_i;      /* the batch taken from the mailbox: size, next to run */
+	_Atomic uint32_t take_left;   /* take_n - take_i when the loop last returned */
+	void *take[ACT__TAKE];        /* its messages (struct act_msg *) */
+
 	/* producer counters (any thread) */
 	act__cache_aligned _Atomic uint64_t full_fails;
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t blocked;
 	_Atomic uint64_t max_depth;
 	_Atomic uint64_t discarded;
+
+	/* the batch's inline messages, copied out of their cells (group.c) */
+	struct act__inline_msg take_local[ACT__TAKE];
 };
 
-/*
- * Inline messages (LOCKFREE and BQUEUE* mailboxes, whose ring cells are
- * struct act__qcell; not SHARDED). An asynchronous message of
- * at most ACT__INLINE_MAX payload bytes, sent while the mailbox is not
- * instrumented, is copied into its ring cell instead of travelling as a
- * pool block: cell kind = 1 + size, word = type, ptr[0] = destination,
- * ptr[1] = sender, data = payload. The consumer copies the cell into an
- * act__inline_msg on its stack and frees the cell before it runs the
- * handler, so the cell is never read after its release and the handler's
- * message lives until the handler returns (act.h: handlers do not own it).
- */
-#define ACT__INLINE_MAX ACT__QCELL_DATA
+/* Whether an asynchronous send to @g by thread @t takes the lane: made from
+ * inside a handler on the group's own thread (group.c, Lane). */
+static inline bool act__lane_eligible(const struct act_group *g, const struct act__thread *t)
+{
+	return t->depth != 0 && atomic_load_explicit(&g->bound, memory_order_relaxed) == t;
+}
 
-ACT__NO_VLA_NOT_AT_END_BEGIN
-struct act__inline_msg {
-	struct act_msg hdr;
-	unsigned char payload[ACT__INLINE_MAX];
-} ACT__NO_VLA_NOT_AT_END_END;
+/*
+ * Lane, the group's thread only: the slot a lane-eligible send may fill,
+ * or NULL when it must go to the mailbox instead: the lane is full, or an
+ * earlier lane-eligible send waits there (per-sender FIFO). Plain loads.
+ */
+static inline struct act__lane_slot *act__lane_reserve(struct act_group *g)
+{
+	uint64_t tail = atomic_load_explicit(&g->lane_tail, memory_order_relaxed);
+
+	if (act__unlikely(tail - g->lane_free > g->lane_mask || g->lane_spilled != 0))
+		return NULL;
+	return &g->lane[tail & g->lane_mask];
+}
+
+/* Publish the slot act__lane_reserve() gave, now holding a message for
+ * @to. Plain loads and stores: no other thread writes these fields. */
+static inline void act__lane_commit(struct act_group *g, struct act_actor *to)
+{
+	atomic_store_explicit(&g->lane_tail,
+			      atomic_load_explicit(&g->lane_tail, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_store_explicit(&to->lane_queued,
+			      atomic_load_explicit(&to->lane_queued, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 /*
  * Copy @len bytes, mostly a few words: up to 32 bytes are moved with two
@@ -225,6 +207,8 @@ static inline void act__copy_small(void *dst, const void *src, uint32_t len)
 
 /* actor.c */
 void act__deliver_async(struct act_group *g, struct act_msg *m);
+void act__deliver_lane(struct act_msg *m);
+void act__lane_done(struct act_msg *m);
 void act__actor_unref(struct act_actor *a);
 int act__init_once(void);
 
@@ -249,6 +233,14 @@ int act__group_enqueue(struct act_group *g, struct act_msg *m);
 int act__group_enqueue_inline(struct act_group *g, struct act_actor *to,
 			      struct act_actor *sender, uint32_t type, const void *payload,
 			      uint32_t len);
+int act__group_enqueue_cell(struct act_group *g, struct act_actor *to,
+			    struct act_actor *sender, uint32_t type, const void *payload,
+			    uint32_t len, uint32_t mark);
+void act__lane_stamp(struct act_group *g, struct act_msg *m);
+void act__lane_spilled(struct act_group *g, int rc);
+uint32_t act__group_depth(const struct act_group *g);
+uint64_t act__group_discard(struct act_group *g);
+void act__group_forget(struct act_actor *a);
 
 /* Whether a send of @len payload bytes to @g's mailbox travels inline. */
 static inline bool act__group_takes_inline(struct act_group *g, uint32_t len)

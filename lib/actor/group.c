@@ -7,6 +7,48 @@
  * queue after `spin` empty polls. The single queue fixes one total order on
  * everything entering the group, which is what makes a group deterministic
  * when it is fed from a recorded sequence and an injected clock.
+ *
+ * Lane. What the group's own handlers send to the group (act.h, "Same-thread
+ * lane") does not enter the mailbox: it goes to the lane, a ring of
+ * lane_mask + 1 slots (struct act__lane_slot) that the group's thread alone
+ * writes and reads. Its indices only grow; lane_tail - lane_head is the
+ * depth. A send reserves the slot at the tail if the lane is not full and
+ * nothing spilled waits (act__lane_reserve()), writes the message into it
+ * (a copy of up to ACT__INLINE_MAX bytes behind a header, or the pointer to
+ * a pool block), then moves the tail and the receiver's lane_queued: plain
+ * loads and stores, no lock, no RMW, no fence. Other threads read the
+ * indices (relaxed) for the depth and the counters only; they never write
+ * them, and never push: a send from another thread, or from outside a
+ * handler, takes the mailbox.
+ *
+ * The loop (run_batch()) runs one message at a time: the lane's oldest
+ * while the lane is not empty, else the next of the batch it took from
+ * the mailbox (take[], up to ACT__TAKE, refilled when used up). The batch
+ * lives in the group, not on the stack, so that a batch interrupted by lane
+ * messages when the step's bound runs out resumes at the next step, in
+ * order: the rule "lane first" holds between any two mailbox messages and
+ * the step still runs at most its bound. A lane message runs in its slot
+ * (no copy); the head moves past it as it starts (the depth no longer counts
+ * it) but its slot is freed (lane_free) only after its handler returned, so
+ * it is not reused under it (a step does not nest: -EBUSY). A lane
+ * message holds no reference to its receiver: act_actor_destroy() takes
+ * one for each that is still queued (lane_queued), and act__lane_done()
+ * drops it.
+ *
+ * Spill. A lane-eligible send that finds the lane full goes to the mailbox
+ * marked ACT__F_SPILL (an inline cell: ACT__CELL_SPILL in its kind), and
+ * lane_spilled counts those queued there; while it is not 0, every
+ * lane-eligible send takes the mailbox too, behind them, so what the
+ * group's thread sends never overtakes what it sent before. Running a marked message decrements
+ * the count.
+ *
+ * Edges (act_group_edge()). Each member that takes part in an edge gets a
+ * bit (edge_bit, index into edge_members[]); a member's `edges` holds the
+ * bits of the members it may call with act_fast_send_edge(). A new edge
+ * from -> to is refused if `from` is reachable from `to` (a breadth-first
+ * walk over the masks, at most 64 steps), so the declared edges stay a DAG.
+ * The first start, bind or step seals them (`sealed`): after it they are
+ * read-only, read with plain loads by the fast path.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -17,17 +59,28 @@
 #include "actor_pvt.h"
 
 #define ACT__GROUP_BATCH_MAX 1024u
+/* Lane slots by default, and at most (act_group_opts::lane_capacity). */
+#define ACT__LANE_DEFAULT 256u
+#define ACT__LANE_MAX (1u << 20)
+
+static uint32_t round_up_pow2(uint32_t v)
+{
+	if (v <= 2)
+		return 2;
+	return 1u << (32 - __builtin_clz(v - 1));
+}
 
 struct act_group *act_group_create(const struct act_group_opts *o)
 {
 	struct act_group_opts d = {.cpu = -1};
 	struct act_group *g;
+	uint32_t lane_slots;
 	int rc;
 
 	if (o == NULL)
 		o = &d;
 	if ((unsigned)o->queue >= ACT_QUEUE_COUNT_ || o->overflow > ACT_OVERFLOW_DROP_NEWEST ||
-	    o->batch > ACT__GROUP_BATCH_MAX) {
+	    o->batch > ACT__GROUP_BATCH_MAX || o->lane_capacity > ACT__LANE_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -39,9 +92,20 @@ struct act_group *act_group_create(const struct act_group_opts *o)
 	if (g == NULL)
 		return NULL;
 	memset(g, 0, sizeof(*g));
+	lane_slots = round_up_pow2(o->lane_capacity != 0 ? o->lane_capacity : ACT__LANE_DEFAULT);
+	g->lane = aligned_alloc(ACT__CACHE_LINE, lane_slots * sizeof(*g->lane));
+	if (g->lane == NULL) {
+		free(g);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* touched now, not on the first sends */
+	memset(g->lane, 0, lane_slots * sizeof(*g->lane));
+	g->lane_mask = lane_slots - 1;
 	rc = act__queue_init(&g->queue, o->queue, o->capacity != 0 ? o->capacity : 1024,
 			     o->shards);
 	if (rc != 0) {
+		free(g->lane);
 		free(g);
 		errno = -rc;
 		return NULL;
@@ -76,8 +140,9 @@ static inline struct act_msg *cell_take(const struct act__qcell *cell,
 		return cell->u.item;
 	local->hdr = (struct act_msg){
 		.type = cell->word,
-		.size = cell->kind - 1,
+		.size = (cell->kind & ~ACT__CELL_SPILL) - 1,
 		.sender = cell->u.inl.ptr[1],
+		.flags_ = cell->kind & ACT__CELL_SPILL ? ACT__F_SPILL : 0,
 		.dest = cell->u.inl.ptr[0],
 	};
 	/* the whole data area: a fixed-size copy, no length dispatch */
@@ -86,20 +151,14 @@ static inline struct act_msg *cell_take(const struct act__qcell *cell,
 }
 
 /*
- * Messages copied out per turn of the cell queues (LOCKFREE, BQUEUE*): the
- * default batch, and the stack of inline copies it needs (6 KiB).
- */
-#define ACT__TAKE 64u
-
-/*
  * LOCKFREE, BQUEUE*: copy out up to @want (<= ACT__TAKE) entries, free
  * their cells and wake producers waiting for space before any handler runs
  * (a handler may block on another mailbox whose consumer waits for ours).
  * BQUEUE takes one lock acquisition per entry, BQUEUE_BATCHED one for all;
  * the copies run outside the lock (act__bq_ready()).
  */
-static uint32_t take_cells(struct act__queue *q, struct act_msg **msgs,
-			   struct act__inline_msg *local, uint32_t want)
+static uint32_t take_cells(struct act__queue *q, void **msgs, struct act__inline_msg *local,
+			   uint32_t want)
 {
 	struct act__bqueue *bq = &q->u.bq;
 	const struct act__qcell *cell;
@@ -137,46 +196,79 @@ static uint32_t take_cells(struct act__queue *q, struct act_msg **msgs,
 	}
 }
 
-static uint32_t run_batch_cells(struct act_group *g, uint32_t max)
+/*
+ * Take the next batch from the mailbox: up to @want (<= ACT__TAKE)
+ * messages into take[] (inline ones copied into take_local[]). Returns how
+ * many.
+ */
+static uint32_t take_batch(struct act_group *g, uint32_t want)
 {
-	struct act__inline_msg local[ACT__TAKE];
-	struct act_msg *msgs[ACT__TAKE];
-	uint32_t total = 0;
+	uint32_t n;
 
-	while (total < max) {
-		uint32_t want = max - total < ACT__TAKE ? max - total : ACT__TAKE;
-		uint32_t n, i;
-
-		n = take_cells(&g->queue, msgs, local, want);
-		for (i = 0; i < n; i++)
-			act__deliver_async(g, msgs[i]);
-		total += n;
-		if (n < want)
-			break;
-	}
-	return total;
+	if (g->queue.type != ACT_QUEUE_SHARDED)
+		n = take_cells(&g->queue, g->take, g->take_local, want);
+	else
+		n = act__queue_pop_burst(&g->queue, g->take, want);
+	g->take_n = n;
+	g->take_i = 0;
+	atomic_store_explicit(&g->take_left, n, memory_order_relaxed);
+	return n;
 }
 
-/* Runs up to @max messages; the caller is the group's thread. */
+/* Run the lane's oldest message, in its slot, which is free again only once
+ * its handler returned (sends from the handler cannot overwrite it). */
+static inline void run_lane_head(struct act_group *g)
+{
+	uint64_t head = atomic_load_explicit(&g->lane_head, memory_order_relaxed);
+
+	atomic_store_explicit(&g->lane_head, head + 1, memory_order_relaxed);
+	act__deliver_lane(g->lane[head & g->lane_mask].msg);
+	g->lane_free = head + 1;
+}
+
+static inline bool lane_empty(const struct act_group *g)
+{
+	return atomic_load_explicit(&g->lane_head, memory_order_relaxed) ==
+	       atomic_load_explicit(&g->lane_tail, memory_order_relaxed);
+}
+
+/*
+ * Runs up to @max messages, lane first (file header); the caller is the
+ * group's thread, outside any handler of the group.
+ */
 static uint32_t run_batch(struct act_group *g, uint32_t max)
 {
-	void *items[ACT__GROUP_BATCH_MAX];
-	uint32_t n, i;
+	uint32_t total = 0;
 
 	if (max > ACT__GROUP_BATCH_MAX)
 		max = ACT__GROUP_BATCH_MAX;
-	if (g->queue.type != ACT_QUEUE_SHARDED) {
-		n = run_batch_cells(g, max);
-	} else {
-		n = act__queue_pop_burst(&g->queue, items, max);
-		for (i = 0; i < n; i++)
-			act__deliver_async(g, items[i]);
+	g->in_run = true;
+	while (total < max) {
+		struct act_msg *m;
+
+		if (!lane_empty(g)) {
+			run_lane_head(g);
+			total++;
+			continue;
+		}
+		if (g->take_i == g->take_n &&
+		    take_batch(g, max - total < ACT__TAKE ? max - total : ACT__TAKE) == 0)
+			break;
+		m = g->take[g->take_i++];
+		/* relaxed, single writer: the depth other threads may read */
+		atomic_store_explicit(&g->take_left, g->take_n - g->take_i, memory_order_relaxed);
+		if (act__unlikely(m->flags_ & ACT__F_SPILL))
+			g->lane_spilled--;
+		act__deliver_async(g, m);
+		total++;
 	}
-	if (n != 0)
+	g->in_run = false;
+	if (total != 0)
 		atomic_store_explicit(&g->dequeued,
-				      atomic_load_explicit(&g->dequeued, memory_order_relaxed) + n,
+				      atomic_load_explicit(&g->dequeued, memory_order_relaxed) +
+					      total,
 				      memory_order_relaxed);
-	return n;
+	return total;
 }
 
 static void *group_thread(void *arg)
@@ -210,6 +302,7 @@ int act_group_start(struct act_group *g)
 		return -EALREADY;
 	if (!atomic_compare_exchange_strong(&g->run_state, &expected, ACT__GROUP_RUNNING))
 		return -EALREADY;
+	atomic_store(&g->sealed, true);
 	rc = pthread_create(&g->thread, NULL, group_thread, g);
 	if (rc != 0) {
 		atomic_store(&g->run_state, ACT__GROUP_IDLE);
@@ -246,6 +339,8 @@ int act_group_bind(struct act_group *g)
 		return -EALREADY;
 	if (!atomic_compare_exchange_strong(&g->bound, &expected, t) && expected != t)
 		return -EALREADY;
+	if (!atomic_load_explicit(&g->sealed, memory_order_relaxed))
+		atomic_store(&g->sealed, true);
 	return 0;
 }
 
@@ -259,6 +354,9 @@ int act_group_step(struct act_group *g, uint32_t max)
 		if (rc != 0)
 			return rc;
 	}
+	/* bound to this thread: in_run is this thread's own */
+	if (act__unlikely(g->in_run))
+		return -EBUSY;
 	return (int)run_batch(g, max != 0 ? max : g->batch);
 }
 
@@ -287,32 +385,49 @@ static void discard(struct act_msg *m)
 	act__actor_unref(to);
 }
 
-void act_group_destroy(struct act_group *g)
+/*
+ * Drop every message still queued in @g, closed and not running: the rest
+ * of a batch, the lane, the mailbox. Counted as discarded; returns how
+ * many. (act_group_destroy(); tests.)
+ */
+uint64_t act__group_discard(struct act_group *g)
 {
-	struct act__inline_msg local[ACT__TAKE];
-	struct act_msg *msgs[ACT__TAKE];
-	void *items[ACT__TAKE];
+	uint64_t head, tail, total;
 	uint32_t n, i;
 
+	total = g->take_n - g->take_i;
+	for (i = g->take_i; i < g->take_n; i++)
+		discard(g->take[i]);
+	g->take_i = g->take_n = 0;
+	head = atomic_load_explicit(&g->lane_head, memory_order_relaxed);
+	tail = atomic_load_explicit(&g->lane_tail, memory_order_relaxed);
+	total += tail - head;
+	for (; head != tail; head++)
+		act__lane_done(g->lane[head & g->lane_mask].msg);
+	atomic_store_explicit(&g->lane_head, head, memory_order_relaxed);
+	g->lane_free = head;
+	do {
+		n = take_batch(g, ACT__TAKE);
+		for (i = 0; i < n; i++)
+			discard(g->take[i]);
+		g->take_i = g->take_n = 0;
+		total += n;
+	} while (n != 0);
+	atomic_store_explicit(&g->take_left, 0, memory_order_relaxed);
+	if (total != 0)
+		atomic_fetch_add(&g->discarded, total);
+	return total;
+}
+
+void act_group_destroy(struct act_group *g)
+{
 	if (g == NULL)
 		return;
 	act_group_stop(g);
 	act__queue_close(&g->queue);
-	for (;;) {
-		if (g->queue.type != ACT_QUEUE_SHARDED) {
-			n = take_cells(&g->queue, msgs, local, ACT__TAKE);
-			for (i = 0; i < n; i++)
-				discard(msgs[i]);
-		} else {
-			n = act__queue_pop_burst(&g->queue, items, ACT__TAKE);
-			for (i = 0; i < n; i++)
-				discard(items[i]);
-		}
-		if (n == 0)
-			break;
-		atomic_fetch_add(&g->discarded, n);
-	}
+	act__group_discard(g);
 	act__queue_fini(&g->queue);
+	free(g->lane);
 	free(g);
 }
 
@@ -339,6 +454,15 @@ int act__group_enqueue_inline(struct act_group *g, struct act_actor *to,
 			      struct act_actor *sender, uint32_t type, const void *payload,
 			      uint32_t len)
 {
+	return act__group_enqueue_cell(g, to, sender, type, payload, len, 0);
+}
+
+/* act__group_enqueue_inline() with @mark (0 or ACT__CELL_SPILL) in the
+ * cell's kind. */
+int act__group_enqueue_cell(struct act_group *g, struct act_actor *to,
+			    struct act_actor *sender, uint32_t type, const void *payload,
+			    uint32_t len, uint32_t mark)
+{
 	bool own_thread = atomic_load_explicit(&g->bound, memory_order_relaxed) ==
 			  &act__tls_thread;
 	bool block = g->overflow == ACT_OVERFLOW_BLOCK && !own_thread;
@@ -357,7 +481,7 @@ int act__group_enqueue_inline(struct act_group *g, struct act_actor *to,
 	}
 	if (act__unlikely(rc != 0))
 		return enqueue_failed(g, rc);
-	cell->kind = len + 1;
+	cell->kind = (len + 1) | mark;
 	cell->word = type;
 	cell->u.inl.ptr[0] = to;
 	cell->u.inl.ptr[1] = sender;
@@ -371,22 +495,17 @@ int act__group_enqueue_inline(struct act_group *g, struct act_actor *to,
 	return 0;
 }
 
-int act__group_enqueue(struct act_group *g, struct act_msg *m)
+/*
+ * The instrumentation fields of pool message @m sent to @g now: stamped when
+ * @instrument, zero otherwise. Returns the depth stamped: the count just
+ * before, which concurrent producers may change.
+ */
+static inline uint32_t stamp(struct act_group *g, struct act_msg *m, bool instrument)
 {
-	struct act__push_info info = {0};
-	bool own_thread = atomic_load_explicit(&g->bound, memory_order_relaxed) ==
-			  &act__tls_thread;
-	bool block = g->overflow == ACT_OVERFLOW_BLOCK && !own_thread;
-	/* relaxed: a switch, not a publication; later sends see it eventually */
-	bool instrument = atomic_load_explicit(&g->instrument, memory_order_relaxed);
 	uint32_t depth = 0;
-	int rc;
 
 	if (act__unlikely(instrument)) {
-		/* Written before the push: once pushed, the consumer may already
-		 * have run and freed the message. The depth is the count just
-		 * before, which concurrent producers may change. */
-		depth = act__queue_count(&g->queue);
+		depth = act__group_depth(g);
 		m->qdepth = depth;
 		m->mailbox_was_empty = depth == 0;
 		m->enqueue_tsc = act__rdtsc();
@@ -395,6 +514,31 @@ int act__group_enqueue(struct act_group *g, struct act_msg *m)
 		m->mailbox_was_empty = 0;
 		m->enqueue_tsc = 0;
 	}
+	return depth;
+}
+
+/* A message was queued behind @depth others: max_depth follows (relaxed, any
+ * thread: a lost update only under-reports by a race). */
+static inline void note_depth(struct act_group *g, uint32_t depth)
+{
+	if (depth + 1 > atomic_load_explicit(&g->max_depth, memory_order_relaxed))
+		atomic_store_explicit(&g->max_depth, depth + 1, memory_order_relaxed);
+}
+
+int act__group_enqueue(struct act_group *g, struct act_msg *m)
+{
+	struct act__push_info info = {0};
+	bool own_thread = atomic_load_explicit(&g->bound, memory_order_relaxed) ==
+			  &act__tls_thread;
+	bool block = g->overflow == ACT_OVERFLOW_BLOCK && !own_thread;
+	/* relaxed: a switch, not a publication; later sends see it eventually */
+	bool instrument = atomic_load_explicit(&g->instrument, memory_order_relaxed);
+	uint32_t depth;
+	int rc;
+
+	/* Written before the push: once pushed, the consumer may already have
+	 * run and freed the message. */
+	depth = stamp(g, m, instrument);
 	/* Only a blocking push can report a wait; without info the sharded
 	 * queue skips summing the depth of every lane. */
 	rc = act__queue_push(&g->queue, m, block, block ? &info : NULL);
@@ -402,10 +546,47 @@ int act__group_enqueue(struct act_group *g, struct act_msg *m)
 		return enqueue_failed(g, rc);
 	if (act__unlikely(info.waited))
 		act__stat_inc_shared(&g->blocked);
-	if (act__unlikely(instrument) &&
-	    depth + 1 > atomic_load_explicit(&g->max_depth, memory_order_relaxed))
-		atomic_store_explicit(&g->max_depth, depth + 1, memory_order_relaxed);
+	if (act__unlikely(instrument))
+		note_depth(g, depth);
 	return 0;
+}
+
+/*
+ * The instrumentation fields of pool message @m about to take @g's lane:
+ * stamped as act__group_enqueue() does when the group is instrumented,
+ * zero otherwise. The group's thread.
+ */
+void act__lane_stamp(struct act_group *g, struct act_msg *m)
+{
+	/* relaxed: as in act__group_enqueue() */
+	bool instrument = atomic_load_explicit(&g->instrument, memory_order_relaxed);
+	uint32_t depth = stamp(g, m, instrument);
+
+	if (act__unlikely(instrument))
+		note_depth(g, depth);
+}
+
+/*
+ * A lane-eligible send went to the mailbox with result @rc (0 queued,
+ * -ENOBUFS dropped, else refused): count it, and count a queued one as
+ * spilled until it runs (file header, Spill). The group's thread.
+ */
+void act__lane_spilled(struct act_group *g, int rc)
+{
+	act__stat_inc_owned(&g->lane_full);
+	if (rc == 0)
+		g->lane_spilled++;
+}
+
+/* Messages queued in @g: the mailbox, the lane, a batch's rest. Any thread. */
+uint32_t act__group_depth(const struct act_group *g)
+{
+	/* relaxed, head first: the tail only grows */
+	uint64_t head = atomic_load_explicit(&g->lane_head, memory_order_relaxed);
+	uint64_t lane = atomic_load_explicit(&g->lane_tail, memory_order_relaxed) - head;
+
+	return act__queue_count(&g->queue) + (uint32_t)lane +
+	       atomic_load_explicit(&g->take_left, memory_order_relaxed);
 }
 
 void act_group_set_instrument(struct act_group *g, bool on)
@@ -422,14 +603,80 @@ void act_group_mailbox_stats(const struct act_group *g, struct act_mailbox_stats
 {
 	st->dequeued = atomic_load_explicit(&g->dequeued, memory_order_relaxed);
 	st->discarded = atomic_load_explicit(&g->discarded, memory_order_relaxed);
-	st->enqueued = st->dequeued + st->discarded + act__queue_count(&g->queue);
+	st->enqueued = st->dequeued + st->discarded + act__group_depth(g);
 	st->full_fails = atomic_load_explicit(&g->full_fails, memory_order_relaxed);
 	st->dropped = atomic_load_explicit(&g->dropped, memory_order_relaxed);
 	st->blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
 	st->max_depth = atomic_load_explicit(&g->max_depth, memory_order_relaxed);
+	st->lane = atomic_load_explicit(&g->lane_tail, memory_order_relaxed);
+	st->lane_full = atomic_load_explicit(&g->lane_full, memory_order_relaxed);
 }
 
 uint32_t act_group_queued(const struct act_group *g)
 {
-	return act__queue_count(&g->queue);
+	return act__group_depth(g);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Declared edges                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The members reachable from the bits of @start through declared edges,
+ * @start included. */
+static uint64_t edge_reach(const struct act_group *g, uint64_t start)
+{
+	uint64_t reach = 0, frontier = start;
+
+	while (frontier != 0) {
+		unsigned i = (unsigned)__builtin_ctzll(frontier);
+		const struct act_actor *a = g->edge_members[i];
+
+		frontier &= frontier - 1;
+		reach |= 1ull << i;
+		if (a != NULL)
+			frontier |= a->edges & ~reach;
+	}
+	return reach;
+}
+
+/* Give @a a bit in @g's edge index, if it has none. */
+static void edge_index(struct act_group *g, struct act_actor *a)
+{
+	if (a->edge_bit != 0)
+		return;
+	a->edge_bit = 1ull << g->edge_count;
+	g->edge_members[g->edge_count++] = a;
+}
+
+int act_group_edge(struct act_group *g, struct act_actor *from, struct act_actor *to)
+{
+	uint32_t need;
+
+	if (g == NULL || from == NULL || to == NULL || from->group != g || to->group != g)
+		return -EINVAL;
+	if (atomic_load(&g->sealed))
+		return -EBUSY;
+	if (from == to)
+		return -ELOOP;
+	if (from->edges & to->edge_bit)
+		return 0;
+	/* An actor without a bit is in no edge: no path through it yet. */
+	if (from->edge_bit != 0 && to->edge_bit != 0 &&
+	    (edge_reach(g, to->edge_bit) & from->edge_bit) != 0)
+		return -ELOOP;
+	need = (from->edge_bit == 0) + (to->edge_bit == 0);
+	if (g->edge_count + need > ACT__EDGE_MAX)
+		return -ENOSPC;
+	edge_index(g, from);
+	edge_index(g, to);
+	from->edges |= to->edge_bit;
+	return 0;
+}
+
+/* @a is being destroyed: the edge walk no longer reads it (its bit stays
+ * taken, so no later member inherits its edges). */
+void act__group_forget(struct act_actor *a)
+{
+	if (a->edge_bit != 0)
+		a->group->edge_members[__builtin_ctzll(a->edge_bit)] = NULL;
 }

@@ -287,6 +287,8 @@ enum bench_arm {
 	BENCH_ARM_FAST_PRIVATE,    /* act_fast_send to a group-private actor */
 	BENCH_ARM_FAST_LOCKABLE,   /* act_fast_send to a lockable actor */
 	BENCH_ARM_FAST_BIASED,     /* act_fast_send to a lockable actor, lock_bias */
+	BENCH_ARM_EDGE_PRIVATE,    /* act_fast_send_edge to a group-private actor (issue 15) */
+	BENCH_ARM_EDGE_BIASED,     /* act_fast_send_edge to a lockable actor, lock_bias */
 	BENCH_ARM_SEND_BQUEUE,     /* alloc + act_send + act_group_step(1), bqueue */
 	BENCH_ARM_SEND_LOCKFREE,   /* the same through a lockfree mailbox */
 	BENCH_ARM_SEND_BQUEUE_INSTR, /* SEND_BQUEUE with the mailbox instrumentation on */

@@ -8,7 +8,11 @@
  * 24-byte request to pong; pong's handler does the table-1 work and
  * act_reply()s the payload back; the reply runs ping's handler, which
  * records now - t0 and sends the next request. One round trip in flight.
- * Grouped: both actors in one group whose mailbox the calling thread steps.
+ * Grouped: both actors in one group that the calling thread steps; the
+ * start message enters through the mailbox, and from then on every request
+ * and reply is sent by a handler of the group on its own thread, so they
+ * travel on the group's same-thread lane (act.h; issue 15), whatever the
+ * mailbox's queue kind (one row per kind).
  * Cross-thread: each actor has its own mailbox and thread, ping on cpu 0,
  * pong on cpu 1; "spinning" consumers poll their queue before sleeping
  * (group spin), "sleeping" ones sleep at once. With the lockfree mailbox
@@ -608,7 +612,10 @@ enum t2_arm {
 	T2_FAST_LOCKABLE,
 	T2_FAST_BIASED,
 	T2_FAST_PRIVATE,
-	T2_GROUPED,
+	T2_GROUPED,         /* bqueue mailbox: the table's grouped row since issue 3 */
+	T2_GROUPED_BATCHED,
+	T2_GROUPED_SHARDED,
+	T2_GROUPED_LF,
 	T2_SPIN_BQ,
 	T2_SPIN_LF,
 	T2_SLEEP_BQ,
@@ -623,7 +630,10 @@ static const char *const t2_names[T2_ARMS] = {
 	[T2_FAST_LOCKABLE] = "fast_send, lockable pong",
 	[T2_FAST_BIASED] = "fast_send, lockable pong, lock_bias",
 	[T2_FAST_PRIVATE] = "fast_send, group-private pong",
-	[T2_GROUPED] = "grouped, one thread, mailbox (bqueue)",
+	[T2_GROUPED] = "grouped, one thread, lane (bqueue mailbox)",
+	[T2_GROUPED_BATCHED] = "grouped, one thread, lane (bqueue_batched mailbox)",
+	[T2_GROUPED_SHARDED] = "grouped, one thread, lane (sharded mailbox)",
+	[T2_GROUPED_LF] = "grouped, one thread, lane (lockfree mailbox)",
 	[T2_SPIN_BQ] = "cross-thread, spinning consumers (bqueue)",
 	[T2_SPIN_LF] = "cross-thread, spinning consumers (lockfree)",
 	[T2_SLEEP_BQ] = "cross-thread, sleeping consumers (bqueue)",
@@ -645,9 +655,27 @@ static uint64_t t2_count(enum t2_arm a)
 	case T2_SPIN_LF:
 		return bench_iters(100000, 10000);
 	case T2_GROUPED:
+	case T2_GROUPED_BATCHED:
+	case T2_GROUPED_SHARDED:
+	case T2_GROUPED_LF:
 		return bench_iters(200000, 20000);
 	default:
 		return bench_iters(2000000, 200000);
+	}
+}
+
+/* The mailbox queue of a grouped arm. */
+static enum act_queue_type t2_grouped_queue(enum t2_arm a)
+{
+	switch (a) {
+	case T2_GROUPED_BATCHED:
+		return ACT_QUEUE_BQUEUE_BATCHED;
+	case T2_GROUPED_SHARDED:
+		return ACT_QUEUE_SHARDED;
+	case T2_GROUPED_LF:
+		return ACT_QUEUE_LOCKFREE;
+	default:
+		return ACT_QUEUE_BQUEUE;
 	}
 }
 
@@ -674,7 +702,11 @@ static double t2_run(enum t2_arm a, struct sync_ctx *sc, struct bench_samples *s
 		sync_run(sc, SYNC_FAST_PRIVATE, n / 10, s);
 		return sync_run(sc, SYNC_FAST_PRIVATE, n, NULL);
 	case T2_GROUPED:
+	case T2_GROUPED_BATCHED:
+	case T2_GROUPED_SHARDED:
+	case T2_GROUPED_LF:
 		o.mode = BENCH_RT_GROUPED;
+		o.queue = t2_grouped_queue(a);
 		break;
 	case T2_SPIN_LF:
 		o.queue = ACT_QUEUE_LOCKFREE;
@@ -729,15 +761,17 @@ void bench_table2_round_trip(void)
 	ratio[T2_FAST_BIASED] = bench_ratio_median(amort[T2_FAST_BIASED], amort[T2_DIRECT], rounds);
 	ratio[T2_FAST_PRIVATE] = bench_ratio_median(amort[T2_FAST_PRIVATE], amort[T2_DIRECT],
 						    rounds);
-	ratio[T2_GROUPED] = bench_ratio_median(amort[T2_GROUPED], amort[T2_FAST_LOCKABLE], rounds);
+	for (a = T2_GROUPED; a <= T2_GROUPED_LF; a++)
+		ratio[a] = bench_ratio_median(amort[a], amort[T2_FAST_LOCKABLE], rounds);
 	ratio[T2_SPIN_BQ] = bench_ratio_median(p50[T2_SPIN_BQ], p50[T2_LINE], rounds);
 	ratio[T2_SPIN_LF] = bench_ratio_median(p50[T2_SPIN_LF], p50[T2_LINE], rounds);
 	ratio[T2_SLEEP_BQ] = bench_ratio_median(p50[T2_SLEEP_BQ], p50[T2_FUTEX], rounds);
 	ratio[T2_SLEEP_LF] = bench_ratio_median(p50[T2_SLEEP_LF], p50[T2_FUTEX], rounds);
 
-	sec = bench_section(t, "ns per round trip; ratio: fast_send / direct (amort), grouped / "
-			    "fast_send lockable (amort), spinning / cache-line floor (p50), "
-			    "sleeping / futex floor (p50)", bench_latr_cols, BENCH_LATR_NCOLS);
+	sec = bench_section(t, "ns per round trip; ratio: fast_send / direct (amort), grouped "
+			    "(every queue kind) / fast_send lockable (amort), spinning / "
+			    "cache-line floor (p50), sleeping / futex floor (p50)", bench_latr_cols,
+			    BENCH_LATR_NCOLS);
 	for (a = 0; a < T2_ARMS; a++) {
 		struct bench_pct p;
 		double vals[BENCH_LATR_NCOLS];
@@ -760,9 +794,24 @@ void bench_table2_round_trip(void)
 		     false);
 	bench_target(t, "fast_send RT (lockable, lock_bias) / direct call", ratio[T2_FAST_BIASED],
 		     3.0, false);
-	bench_note(t, "grouped / fast_send (lockable), amortized: %.2f; grouped / fast_send "
-		   "(private): %.2f", ratio[T2_GROUPED],
+	for (a = T2_GROUPED; a <= T2_GROUPED_LF; a++) {
+		char what[160];
+
+		snprintf(what, sizeof(what), "issue 15: grouped RT, one thread (%s mailbox) / "
+			 "fast_send RT (lockable)", bench_queue_name(t2_grouped_queue(a)));
+		bench_target(t, what, ratio[a], 2.5, false);
+	}
+	bench_note(t, "grouped (bqueue) / fast_send (lockable), amortized: %.2f; grouped / "
+		   "fast_send (private): %.2f", ratio[T2_GROUPED],
 		   bench_ratio_median(amort[T2_GROUPED], amort[T2_FAST_PRIVATE], rounds));
+	bench_note(t, "grouped: ping and pong are lockable members of one group stepped by "
+		   "this thread; every request and reply after the start message takes the "
+		   "same-thread lane (no lock, no atomic on the send; each delivery takes its "
+		   "receiver's lock, one CAS and one exchange)");
+	bench_note(t, "the asynchronous arms' amortized time includes the two TSC reads per "
+		   "round trip that ping's handlers make for the per-sample clock (table 1's "
+		   "rdtsc row: their cost here); the synchronous arms' amortized pass reads "
+		   "the TSC once per pass");
 	bench_note(t, "spinning consumers poll %u times (pause) before sleeping; sleeping ones "
 		   "sleep at once (group spin 0, the default)", T2_SPIN);
 	bench_note(t, "grouped and cross-thread: act_send_copy of a 24-byte request, act_reply "
