@@ -57,10 +57,7 @@ tw_feed_flush(struct tw_feed *f, uint64_t now_ns)
 static inline void
 hand_batch(struct tw_feed *f, const struct tw_feed_batch *b)
 {
-	if (f->hops.batch != NULL)
-		f->hops.batch(f->hops.ctx, f, b);
-	else
-		tw_feed_book_batch(f, b);
+	f->hops.batch(f->hops.ctx, f, b);
 }
 
 static inline struct mdp3_msg *
@@ -77,20 +74,32 @@ next_slot(struct tw_feed *f)
 	return &b->msg[b->n++];
 }
 
+/* Direct composition (no batch hop): each message straight to the book;
+ * with a batch hop, into the batch. */
 static int
 walk_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
 {
+	struct tw_feed *f = ctx;
+
 	(void)pkt;
-	*next_slot(ctx) = *msg;
+	if (f->batch == NULL)
+		book_feed_message(f->book, &f->pc, msg);
+	else
+		*next_slot(f) = *msg;
 	return 0;
 }
 
 static void
 walk_skip(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_skip *skip)
 {
+	struct tw_feed *f = ctx;
+
 	(void)pkt;
 	(void)skip;
-	next_slot(ctx)->info = NULL;
+	if (f->batch == NULL)
+		book_feed_message(f->book, &f->pc, NULL);
+	else
+		next_slot(f)->info = NULL;
 }
 
 int
@@ -99,6 +108,14 @@ tw_feed_decode(struct tw_feed *f, const struct mdp3_arb_packet *p)
 	struct tw_feed_batch b;
 	int rc;
 
+	if (f->hops.batch == NULL) {
+		/* stages joined by direct calls: nothing to carry between them,
+		 * the book applies each message as the walker delivers it */
+		tw_feed_book_begin(f, p);
+		rc = mdp3_walk_packet(&f->walker, p->data, p->length);
+		tw_feed_book_end(f, rc);
+		return rc;
+	}
 	b.packet = p;
 	b.n = 0;
 	b.first = true;

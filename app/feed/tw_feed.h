@@ -23,11 +23,13 @@
  *  - arbiter: @c arb (struct mdp3_arb: A/B by MsgSeqNum, gaps held, then
  *    declared lost); tw_feed_arbitrate(), tw_feed_poll(), tw_feed_flush().
  *  - decoder: @c walker (lib/mdp3's bounds-checked SBE walker);
- *    tw_feed_decode(). It hands the book a packet's decoded messages in
- *    batches (struct tw_feed_batch, one per packet unless a packet holds
- *    more than TW_FEED_BATCH messages): one hop per packet, not one per
- *    message. The walker checks the whole packet before it delivers its
- *    first message, so batching delays no message behind a check.
+ *    tw_feed_decode(). Through a hop it hands the book a packet's decoded
+ *    messages in batches (struct tw_feed_batch, one per packet unless a
+ *    packet holds more than TW_FEED_BATCH messages): one hop per packet,
+ *    not one per message; the walker checks the whole packet before it
+ *    delivers its first message, so batching delays no message behind a
+ *    check. Without a batch hop, each message goes to the book as the
+ *    walker delivers it (begin, messages, end: the same calls, no copy).
  *  - book: @c book (struct book_feed: RptSeq, recovery, books, events) and
  *    @c pc (the open packet); tw_feed_book_batch() (or its parts
  *    tw_feed_book_begin(), tw_feed_book_message(), tw_feed_book_end()),
@@ -145,8 +147,9 @@ int tw_feed_flush(struct tw_feed *f, uint64_t now_ns);
 
 /**
  * Decoder stage: walk an in-sequence packet and hand its messages to the
- * book in batches. All-or-nothing is the walker's: a malformed packet
- * delivers no message, one batch with n 0 and the error.
+ * book (in batches through hops.batch; else directly). All-or-nothing is
+ * the walker's: a malformed packet delivers no message (one batch with n 0
+ * and the error), and the book's packet ends with that error.
  * @return the walker's result (>= 0 messages, or -EBADMSG).
  */
 int tw_feed_decode(struct tw_feed *f, const struct mdp3_arb_packet *p);

@@ -584,6 +584,7 @@ decode_main(void *arg)
 			got = drain_ring();
 		}
 		got += (uint32_t)act_group_step(g, 0);
+		tw_chain_serve_queries(g_app.chain);  /* telemetry: one load when idle */
 		tw_hb_beat(&g_app.hb, g_app.hb_decode);
 		idle_account(&idle, got != 0);
 		now = rte_rdtsc();
@@ -951,7 +952,6 @@ tel_kill(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	ACT_STACK_MSG(m, struct tw_query);
 	struct tw_query_reply r;
 	char *end;
 	long id;
@@ -965,10 +965,10 @@ tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -EINVAL;
 	if (!atomic_load_explicit(&g_app.chain_ready, memory_order_acquire))
 		return -EAGAIN;
-	act_msg_init(&m.hdr, TW_MSG_QUERY, sizeof(m.body));
-	m.body.security_id = (int32_t)id;
-	/* Waits for the book actor's lock: exclusive access, no torn book. */
-	rc = act_fast_send(tw_chain_book(g_app.chain), &m.hdr, &r, sizeof(r));
+	/* the decode lcore copies the book between packets (its poll loop
+	 * serves the query), so the copy is never torn; 100 ms is ample for a
+	 * loop that turns every few microseconds */
+	rc = tw_chain_query(g_app.chain, (int32_t)id, &r, UINT64_C(100000000));
 	if (rc < 0)
 		return rc;
 	rte_tel_data_start_dict(d);

@@ -9,7 +9,9 @@
  * Every stage runs the function of app/feed that tickwire-book and
  * bench_feed call directly (tw_feed.h); the chain only puts an actor around
  * each, and its hops (struct tw_feed_hops) are act_fast_send calls to the
- * next stage's actor, or with opts.direct_stages the next stage's function.
+ * next stage's actor along an edge declared when the group is built
+ * (opts.hops: TW_HOPS_EDGE; or the dynamic act_fast_send, or no runtime at
+ * all: the next stage's function).
  *
  * Cost: per datagram one hop to the decoder per in-sequence packet (held
  * packets released by it included), per packet one hop from the decoder to
@@ -19,9 +21,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "book.h"
 #include "mdp3.h"
@@ -267,11 +271,11 @@ on_book_event(void *ctx, const struct book_event *ev)
 	bs->cur_event_idx++;
 	if (c->signal == NULL)
 		return;
-	if (c->opts.direct_stages) {
+	if (c->opts.hops == TW_HOPS_DIRECT) {
 		c->signal_handlers[TW_MSG_TOP](c->signal, c->strategy, &m.hdr);
 		rc = 0;
 	} else {
-		rc = act_fast_send(c->signal, &m.hdr, NULL, 0);
+		rc = stage_send(c, c->signal, &m.hdr, NULL, 0);
 	}
 	if (kept != NULL)
 		kept->t2 = c->opts.ticks();  /* the signal has decided */
@@ -337,7 +341,14 @@ on_query(struct act_actor *self, void *state, struct act_msg *msg)
 			r.ask_qty[i] = in->ask[i].qty;
 		}
 	}
-	act_reply(msg, TW_MSG_QUERY, &r, sizeof(r));
+	/* the asker waits for this number; an older one timed out */
+	pthread_mutex_lock(&bs->chain->query.mu);
+	if (q->serial == bs->chain->query.asked) {
+		bs->chain->query.reply = r;
+		bs->chain->query.answered = q->serial;
+		pthread_cond_broadcast(&bs->chain->query.cv);
+	}
+	pthread_mutex_unlock(&bs->chain->query.mu);
 }
 
 static const act_handler_fn book_handlers[TW_MSG_COUNT_] = {
@@ -389,10 +400,10 @@ hop_packet(void *ctx, struct tw_feed *f, const struct mdp3_arb_packet *p)
 	m.body.arb = *p;
 	m.body.channel = channel_of(f);
 	m.body.rx = c->arbiter_state.cur;
-	if (c->opts.direct_stages)
+	if (c->opts.hops == TW_HOPS_DIRECT)
 		return decoder_packet(&c->decoder_state, &m.body);
 	act_msg_init(&m.hdr, TW_MSG_PACKET, sizeof(m.body));
-	n = act_fast_send(c->decoder, &m.hdr, &rc, sizeof(rc));
+	n = stage_send(c, c->decoder, &m.hdr, &rc, sizeof(rc));
 	return n < 0 ? n : rc;
 }
 
@@ -403,7 +414,7 @@ hop_loss(void *ctx, struct tw_feed *f, uint32_t first_seq, uint32_t count_, uint
 	struct tw_chain *c = ctx;
 	ACT_STACK_MSG(m, struct stage_loss);
 
-	if (c->opts.direct_stages) {
+	if (c->opts.hops == TW_HOPS_DIRECT) {
 		book_loss(&c->book_state, channel_of(f), first_seq, count_, now_ns);
 		return;
 	}
@@ -411,7 +422,7 @@ hop_loss(void *ctx, struct tw_feed *f, uint32_t first_seq, uint32_t count_, uint
 	m.body = (struct stage_loss){
 		.channel = channel_of(f), .first_seq = first_seq, .count = count_, .now_ns = now_ns,
 	};
-	act_fast_send(c->book, &m.hdr, NULL, 0);
+	stage_send(c, c->book, &m.hdr, NULL, 0);
 }
 
 /* decoder -> book */
@@ -422,13 +433,13 @@ hop_batch(void *ctx, struct tw_feed *f, const struct tw_feed_batch *b)
 	ACT_STACK_MSG(m, struct stage_batch);
 
 	(void)f;
-	if (c->opts.direct_stages) {
+	if (c->opts.hops == TW_HOPS_DIRECT) {
 		book_batch(&c->book_state, b);
 		return;
 	}
 	act_msg_init(&m.hdr, TW_MSG_BOOK_BATCH, sizeof(m.body));
 	m.body.batch = b;
-	act_fast_send(c->book, &m.hdr, NULL, 0);
+	stage_send(c, c->book, &m.hdr, NULL, 0);
 }
 
 /* -- arbiter stage ------------------------------------------------------------ */
@@ -462,13 +473,13 @@ on_rx(struct act_actor *self, void *state, struct act_msg *msg)
 	} else if (rx->stream < MDP3_STREAM_COUNT) {
 		ACT_STACK_MSG(m, struct stage_direct);
 
-		if (c->opts.direct_stages) {
+		if (c->opts.hops == TW_HOPS_DIRECT) {
 			book_direct(&c->book_state, rx, (uint16_t)index, msg->qdepth);
 		} else {
 			act_msg_init(&m.hdr, TW_MSG_BOOK_DIRECT, sizeof(m.body));
 			m.body.rx = rx;
 			m.body.channel = (uint16_t)index;
-			if (act_fast_send(c->book, &m.hdr, NULL, 0) < 0)
+			if (stage_send(c, c->book, &m.hdr, NULL, 0) < 0)
 				count(&c->stats.feed_errors, 1);
 		}
 	} else {
@@ -501,13 +512,13 @@ on_tick(struct act_actor *self, void *state, struct act_msg *msg)
 	if (msg->type == TW_MSG_FLUSH) {
 		ACT_STACK_MSG(m, struct tw_tick);
 
-		if (c->opts.direct_stages) {
+		if (c->opts.hops == TW_HOPS_DIRECT) {
 			book_flush(&c->book_state, t->now_ns);
 			return;
 		}
 		act_msg_init(&m.hdr, TW_MSG_FLUSH, sizeof(m.body));
 		m.body = *t;
-		act_fast_send(c->book, &m.hdr, NULL, 0);
+		stage_send(c, c->book, &m.hdr, NULL, 0);
 	}
 }
 
@@ -558,7 +569,7 @@ channels_create(struct tw_chain *c)
 	fcfg.book.handler.on_event = on_book_event;
 	fcfg.book.handler.ctx = &c->book_state;
 	/* every hop goes through the chain, which keeps the latency context
-	 * and puts the next stage's actor (or, direct_stages, its function)
+	 * and puts the next stage's actor (or, TW_HOPS_DIRECT, its function)
 	 * around the next stage */
 	fcfg.hops = (struct tw_feed_hops){
 		.packet = hop_packet, .loss = hop_loss, .batch = hop_batch, .ctx = c,
@@ -573,6 +584,9 @@ channels_create(struct tw_chain *c)
 	return 0;
 }
 
+static int query_init(struct query_slot *q);
+static void query_fini(struct query_slot *q);
+
 struct tw_chain *
 tw_chain_create(const struct tw_chain_opts *opts)
 {
@@ -583,6 +597,12 @@ tw_chain_create(const struct tw_chain_opts *opts)
 	if (c == NULL)
 		return NULL;
 	c->opts = *opts;
+	if (query_init(&c->query) != 0) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->query_ready = true;
 	c->arbiter_state.chain = c;
 	c->decoder_state.chain = c;
 	c->book_state.chain = c;
@@ -629,7 +649,8 @@ tw_chain_create(const struct tw_chain_opts *opts)
 		if (c->signal == NULL)
 			goto fail;
 	}
-	c->book = stage_create(c, "book", book_handlers, TW_MSG_COUNT_, &c->book_state, false);
+	/* private: telemetry reaches it through the group's mailbox */
+	c->book = stage_create(c, "book", book_handlers, TW_MSG_COUNT_, &c->book_state, true);
 	c->decoder = stage_create(c, "decoder", decoder_handlers, TW_MSG_COUNT_,
 				  &c->decoder_state, true);
 	/* private too: captures reach it through the group's mailbox (act_send),
@@ -638,6 +659,15 @@ tw_chain_create(const struct tw_chain_opts *opts)
 				  &c->arbiter_state, true);
 	if (c->book == NULL || c->decoder == NULL || c->arbiter == NULL)
 		goto fail;
+	/* the hops, declared once: a DAG the runtime checks here, so a call
+	 * along one needs no cycle search (act_fast_send_edge()) */
+	if (act_group_edge(c->decode, c->arbiter, c->decoder) != 0 ||
+	    act_group_edge(c->decode, c->arbiter, c->book) != 0 ||
+	    act_group_edge(c->decode, c->decoder, c->book) != 0 ||
+	    (c->signal != NULL && act_group_edge(c->decode, c->book, c->signal) != 0)) {
+		errno = EINVAL;
+		goto fail;
+	}
 
 	if (act_actor_start(c->order_out) < 0 ||
 	    (c->signal != NULL && act_actor_start(c->signal) < 0) ||
@@ -676,6 +706,8 @@ tw_chain_destroy(struct tw_chain *c)
 	act_group_destroy(c->decode);
 	act_group_destroy(c->orders);
 	tw_order_out_fini(c);
+	if (c->query_ready)
+		query_fini(&c->query);
 	tw_strategy_destroy(c->strategy);
 	for (uint32_t i = 0; i < TW_CHAIN_MAX_CHANNELS; i++)
 		tw_feed_destroy(c->path[i]);
@@ -730,6 +762,105 @@ tw_chain_rx_direct(struct tw_chain *c, const struct tw_rx *rx)
 	act_msg_init(&m.hdr, TW_MSG_RX, sizeof(m.body));
 	m.body = *rx;
 	return act_fast_send(c->arbiter, &m.hdr, NULL, 0);
+}
+
+/* -- telemetry queries -------------------------------------------------------- */
+
+static int
+query_init(struct query_slot *q)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	if (pthread_condattr_init(&ca) != 0)
+		return -1;
+	rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (rc == 0)
+		rc = pthread_cond_init(&q->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (rc != 0)
+		return -1;
+	if (pthread_mutex_init(&q->mu, NULL) != 0) {
+		pthread_cond_destroy(&q->cv);
+		return -1;
+	}
+	if (pthread_mutex_init(&q->turn, NULL) != 0) {
+		pthread_mutex_destroy(&q->mu);
+		pthread_cond_destroy(&q->cv);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+query_fini(struct query_slot *q)
+{
+	pthread_mutex_destroy(&q->turn);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+}
+
+int
+tw_chain_query(struct tw_chain *c, int32_t security_id, struct tw_query_reply *r,
+	       uint64_t timeout_ns)
+{
+	struct query_slot *qs = &c->query;
+	struct timespec deadline;
+	uint64_t serial;
+	int rc = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += (time_t)(timeout_ns / 1000000000u);
+	deadline.tv_nsec += (long)(timeout_ns % 1000000000u);
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&qs->turn);
+	pthread_mutex_lock(&qs->mu);
+	serial = ++qs->asked;
+	qs->security_id = security_id;
+	/* the decode thread sees it at its next tw_chain_serve_queries() */
+	atomic_store_explicit(&qs->pending, serial, memory_order_release);
+	while (qs->answered != serial && rc == 0)
+		if (pthread_cond_timedwait(&qs->cv, &qs->mu, &deadline) == ETIMEDOUT)
+			rc = -ETIMEDOUT;
+	if (qs->answered == serial) {
+		*r = qs->reply;
+		rc = 0;
+	} else {
+		/* withdraw it; if the decode thread took it already, its answer
+		 * finds another number asked (or none) and is dropped */
+		uint64_t expected = serial;
+
+		atomic_compare_exchange_strong_explicit(&qs->pending, &expected, 0,
+							memory_order_relaxed, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&qs->mu);
+	pthread_mutex_unlock(&qs->turn);
+	return rc;
+}
+
+int
+tw_chain_serve_queries(struct tw_chain *c)
+{
+	struct query_slot *qs = &c->query;
+	ACT_STACK_MSG(m, struct tw_query);
+	uint64_t serial = atomic_load_explicit(&qs->pending, memory_order_relaxed);
+
+	if (__builtin_expect(serial == 0, 1))
+		return 0;
+	if (!atomic_compare_exchange_strong_explicit(&qs->pending, &serial, 0,
+						     memory_order_acquire, memory_order_relaxed))
+		return 0;
+	act_msg_init(&m.hdr, TW_MSG_QUERY, sizeof(m.body));
+	memset(&m.body, 0, sizeof(m.body));
+	m.body.serial = serial;
+	pthread_mutex_lock(&qs->mu);
+	m.body.security_id = qs->security_id;
+	pthread_mutex_unlock(&qs->mu);
+	/* on the decode thread, between messages: the book's own actor copies it */
+	return act_fast_send(c->book, &m.hdr, NULL, 0) < 0 ? -1 : 1;
 }
 
 int

@@ -34,12 +34,11 @@
  *    events go to the signal.
  *  - signal: the strategy (tw_strategy.h).
  *
- * The arbiter, the decoder and the signal are private to the group: only
- * the decode thread (which must have called act_group_bind()) delivers to
- * them synchronously, without atomics; other threads reach the arbiter and
- * the signal through the group's mailbox (act_send). The book is not
- * private: it answers telemetry queries from any thread (act_fast_send
- * waits for its lock, so a query never sees a torn book).
+ * The four stages are private to the group: only the decode thread (which
+ * must have called act_group_bind()) delivers to them synchronously,
+ * without atomics; other threads reach them through the group's mailbox
+ * (act_send): datagrams for the arbiter, order-out's replies for the
+ * signal, telemetry queries for the book (tw_chain_query()).
  *
  * Threads: the decode group is stepped by one thread (the decode lcore, or
  * the replay's main thread); the order-out group by one thread. Counters
@@ -89,13 +88,9 @@ struct tw_chain_opts {
 	bool skip_snapshots;          /**< recovery.mode "none": snapshot packets not applied */
 	uint32_t recovery_packets;    /**< recovery buffer per channel */
 	uint32_t max_instruments;     /**< instruments per channel */
-	/** The stages call each other's functions instead of act_fast_send
-	 *  (the decode group's actors are still built and entered through the
-	 *  arbiter): the same work without the runtime's hops, for benchmarks
-	 *  (bench_feed's "chain direct"). The signal then runs outside the
-	 *  runtime: what the strategy sends names the arbiter as its sender, so
-	 *  order-out's replies do not reach it. Not for trading. */
-	bool direct_stages;
+	/** How the decode group's stages call each other (enum tw_chain_hops;
+	 *  0: TW_HOPS_EDGE, what the appliance runs). */
+	uint8_t hops;
 	/* strategy */
 	bool strategy_enabled;
 	struct tw_strategy_params strategy;
@@ -119,6 +114,24 @@ struct tw_chain_opts {
 	/** the iLink 3 session (copied); NULL: order frames go to order_sink */
 	const struct il3_session_config *session;
 	tw_ticks_fn now_ns;           /**< wall clock, ns (risk window, session); NULL: 0 */
+};
+
+/** How the stages of the decode group call each other. */
+enum tw_chain_hops {
+	/** act_fast_send_edge() along the edges the chain declares when it
+	 *  builds the group (arbiter -> decoder, arbiter -> book, decoder ->
+	 *  book, book -> signal; checked acyclic once): no per-call cycle
+	 *  search beyond the chain's own depth, inlined. The default. */
+	TW_HOPS_EDGE = 0,
+	/** act_fast_send(): the runtime's dynamic checks on every call. */
+	TW_HOPS_DYNAMIC = 1,
+	/** The stages call each other's functions, no runtime between them
+	 *  (the group's actors are still built and entered through the
+	 *  arbiter): the same work without the hops, for benchmarks
+	 *  (bench_feed's "chain direct"). The signal then runs outside the
+	 *  runtime: what the strategy sends names the arbiter as its sender, so
+	 *  order-out's replies do not reach it. Not for trading. */
+	TW_HOPS_DIRECT = 2,
 };
 
 /** Counters of the chain. */
@@ -198,8 +211,31 @@ struct act_group *tw_chain_decode_group(struct tw_chain *c);
 struct act_group *tw_chain_order_group(struct tw_chain *c);
 /** The actor TW_MSG_RX, TW_MSG_TICK and TW_MSG_FLUSH go to (the arbiter). */
 struct act_actor *tw_chain_feed(struct tw_chain *c);
-/** The actor TW_MSG_QUERY goes to (the book; any thread). */
+/** The book actor (private to the decode group, like the other stages). */
 struct act_actor *tw_chain_book(struct tw_chain *c);
+
+/**
+ * Telemetry: a copy of one book's top levels, from any thread but the
+ * decode thread. The book is private to the decode group (its thread alone
+ * touches the books, so the copy is never torn): the query waits in a slot
+ * of the chain that the decode thread serves between messages
+ * (tw_chain_serve_queries()), not in its mailbox, so market data queued
+ * there never holds it back. The caller waits up to @p timeout_ns. Queries
+ * from several threads take turns. A late answer (after a timeout) is
+ * dropped. Not for the hot path: it takes a mutex.
+ * @return 0 (r->found says whether the instrument is known); -ETIMEDOUT
+ *         when the decode thread did not serve it in time.
+ */
+int tw_chain_query(struct tw_chain *c, int32_t security_id, struct tw_query_reply *r,
+		   uint64_t timeout_ns);
+
+/**
+ * On the decode thread, outside any handler (its poll loop, beside
+ * act_group_step()): answer the telemetry query waiting, if any. One
+ * relaxed load when none waits.
+ * @return 1 when one was answered, 0 when none waited, -1 on an error.
+ */
+int tw_chain_serve_queries(struct tw_chain *c);
 
 /**
  * Counters of each channel, in the order of tw_chain_opts.channels (any

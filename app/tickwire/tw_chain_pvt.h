@@ -8,6 +8,8 @@
 #ifndef TICKWIRE_TW_CHAIN_PVT_H
 #define TICKWIRE_TW_CHAIN_PVT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -107,6 +109,19 @@ _Static_assert((int)TW_ORDER_BAD_ORDER == (int)IL3_RISK_BAD_ORDER &&
 	       (int)IL3_RISK_REASON_COUNT <= (int)TW_ORDER_NOT_CONNECTED,
 	       "enum tw_order_reason numbers the risk checks as enum il3_risk_reason");
 
+/* Telemetry queries of the book (tw_chain_query()): the caller waits here
+ * for the decode thread's answer. */
+struct query_slot {
+	pthread_mutex_t turn;          /* one query at a time */
+	pthread_mutex_t mu;            /* the rest */
+	pthread_cond_t cv;
+	uint64_t asked;                /* number of the query in flight */
+	uint64_t answered;             /* last number answered */
+	int32_t security_id;           /* of the query in flight */
+	_Atomic uint64_t pending;      /* number for the decode thread to take; 0: none */
+	struct tw_query_reply reply;
+};
+
 struct tw_chain {
 	struct tw_chain_opts opts;
 	uint32_t n_channels;           /* at least 1 */
@@ -119,14 +134,26 @@ struct tw_chain {
 	struct act_actor *signal;
 	struct act_actor *order_out;
 	struct tw_strategy *strategy;
-	const act_handler_fn *signal_handlers; /* direct_stages: called without the runtime */
+	const act_handler_fn *signal_handlers; /* TW_HOPS_DIRECT: called without the runtime */
 	struct arbiter_state arbiter_state;
 	struct decoder_state decoder_state;
 	struct book_stage book_state;
 	struct order_state order_state;
+	struct query_slot query;
+	bool query_ready;              /* query initialised (destroy) */
 	struct tw_chain_stats stats;
 	struct tw_chain_channel_stats channel_stats[TW_CHAIN_MAX_CHANNELS];
 };
+
+/* A hop to the next stage's actor on the decode thread (opts.hops). */
+static inline int
+stage_send(const struct tw_chain *c, struct act_actor *to, struct act_msg *m, void *reply,
+	   uint32_t reply_cap)
+{
+	if (c->opts.hops == TW_HOPS_EDGE)
+		return act_fast_send_edge(to, m, reply, reply_cap);
+	return act_fast_send(to, m, reply, reply_cap);
+}
 
 static inline void
 count(uint64_t *counter, uint64_t n)

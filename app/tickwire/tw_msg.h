@@ -23,7 +23,8 @@
  *    from the decoder), TW_MSG_BOOK_LOSS (from
  *    the arbiter), TW_MSG_BOOK_DIRECT (snapshot and definition packets, from
  *    the arbiter), TW_MSG_FLUSH, TW_MSG_QUERY (telemetry: a copy of one
- *    book's top; from any thread).
+ *    book's top, from any thread through the group's mailbox,
+ *    tw_chain_query()).
  *  - "signal" (decode group, private): TW_MSG_TOP (a published top of book or trade),
  *    TW_MSG_ORDER_REPLY (order-out's asynchronous reply to each TW_MSG_ORDER:
  *    sent, or refused and why), TW_MSG_EXEC (an execution report of the
@@ -209,12 +210,15 @@ struct tw_kill {
 	uint32_t engaged;         /**< 1: refuse new orders, cancel open ones; 0: release */
 };
 
-/** Telemetry query of one book (TW_MSG_QUERY). */
+/** Telemetry query of one book (TW_MSG_QUERY, through the decode group's
+ *  mailbox; tw_chain_query() sends it and waits for the answer). */
 struct tw_query {
 	int32_t security_id;
+	uint32_t pad_;
+	uint64_t serial;          /**< the chain's query number (a late answer is dropped) */
 };
 
-/** Reply to TW_MSG_QUERY. */
+/** Answer to TW_MSG_QUERY (tw_chain_query()). */
 struct tw_query_reply {
 	int32_t found;            /**< 1 if the instrument is known */
 	int32_t state;            /**< enum book_state */

@@ -13,11 +13,18 @@
  *    310 and 340 puts everything in 310, 340 stays empty, an unknown
  *    channel is counted and released;
  *  - the book settings reach lib/book: join "recover" on a stream without
- *    snapshots leaves every book stale.
+ *    snapshots leaves every book stale;
+ *  - telemetry (tw_chain_query()) from another thread while this one steps
+ *    the decode group: the book's levels as the chain prints them; unknown
+ *    instrument not found; a query nobody answers times out, and its late
+ *    answer does not leak into the next query.
  *
  *   test_chain_units A.pcap B.pcap
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +180,83 @@ chain(struct run *r, uint32_t n_channels, uint8_t join)
 	return c;
 }
 
+struct asker {
+	struct tw_chain *c;
+	int32_t sid;
+	uint64_t timeout_ns;
+	struct tw_query_reply r;
+	int rc;
+	atomic_bool done;
+};
+
+static void *
+ask(void *arg)
+{
+	struct asker *a = arg;
+
+	a->rc = tw_chain_query(a->c, a->sid, &a->r, a->timeout_ns);
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+/* tw_chain_query() on another thread; this one steps the decode group. */
+static int
+query(struct tw_chain *c, int32_t sid, struct tw_query_reply *r)
+{
+	struct asker a = {.c = c, .sid = sid, .timeout_ns = UINT64_C(5000000000)};
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, ask, &a) != 0)
+		return -1;
+	while (!atomic_load(&a.done)) {
+		act_group_step(tw_chain_decode_group(c), 0);
+		tw_chain_serve_queries(c);
+	}
+	pthread_join(t, NULL);
+	*r = a.r;
+	return a.rc;
+}
+
+static void
+check_queries(struct tw_chain *c, const char *printed)
+{
+	struct tw_query_reply r;
+	struct asker late = {.c = c, .sid = 100000, .timeout_ns = UINT64_C(20000000)};
+	pthread_t t;
+	char key[64];
+
+	char *books = NULL, *at;
+	size_t size = 0;
+	FILE *f = open_memstream(&books, &size);
+	int64_t bq = 0, bp = 0, aq = 0, ap = 0;
+
+	(void)printed;
+	tw_chain_print(c, f, 1000000);
+	fclose(f);
+	CHECK(query(c, 100000, &r) == 0);
+	CHECK(r.found == 1 && r.state == 0 && r.depth > 0);
+	/* level 1 as tw_chain_print() shows the book: "  1 QTY @ PRICE | QTY @ PRICE" */
+	snprintf(key, sizeof(key), "\nbook 100000 ");
+	at = strstr(books, key);
+	CHECK(at != NULL);
+	if (at != NULL)
+		at = strstr(at + 1, "\n  1 ");
+	CHECK(at != NULL && sscanf(at, "\n  1 %" SCNd64 " @ %" SCNd64 " | %" SCNd64 " @ %" SCNd64,
+				   &bq, &bp, &aq, &ap) == 4);
+	CHECK(r.bid_qty[0] == bq && r.bid_price[0] == bp && r.ask_qty[0] == aq &&
+	      r.ask_price[0] == ap);
+	free(books);
+	CHECK(query(c, 999999, &r) == 0 && r.found == 0);
+	/* nobody steps the group: the query times out ... */
+	CHECK(pthread_create(&t, NULL, ask, &late) == 0);
+	pthread_join(t, NULL);
+	CHECK(late.rc == -ETIMEDOUT);
+	/* ... withdrawn: nothing left to serve; the next query gets its own */
+	CHECK(tw_chain_serve_queries(c) == 0);
+	CHECK(query(c, 999998, &r) == 0 && r.found == 0);
+	CHECK(query(c, 100000, &r) == 0 && r.found == 1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -192,6 +276,7 @@ main(int argc, char **argv)
 	n = replay(c, argv[1], argv[2], 0, 0);
 	t_keep = print(c);
 	CHECK(keep.released == n);
+	check_queries(c, t_keep);
 	tw_chain_destroy(c);
 
 	/* channels 310 and 340, every datagram poisoned and freed on release */
@@ -243,7 +328,8 @@ main(int argc, char **argv)
 	tw_chain_destroy(c);
 
 	printf("chain: %" PRIu64 " datagrams, released once each after decode; books equal "
-	       "(hash 0x%016" PRIx64 "), channel 340 empty, unknown channel counted\n", n,
+	       "(hash 0x%016" PRIx64 "), channel 340 empty, unknown channel counted; "
+	       "telemetry queries answered, a late answer dropped\n", n,
 	       value(t_keep, "book.hash"));
 	free(t_keep);
 	free(t_poison);
