@@ -172,7 +172,6 @@ book_end(struct book_stage *bs, int walk_rc)
 	if (lat != NULL)
 		for (uint64_t i = bs->first_record; i < lat->count; i++)
 			lat->records[i].n_msgs = n_msgs;
-	mirror_book(bs->chain, bs->cur_channel);
 }
 
 static void
@@ -182,7 +181,6 @@ book_loss(struct book_stage *bs, uint16_t channel, uint32_t first_seq, uint32_t 
 	bs->cur_channel = channel;
 	bs->cur.t0 = 0;
 	tw_feed_book_loss(bs->chain->path[channel], first_seq, count_, now_ns);
-	mirror_book(bs->chain, channel);
 }
 
 static void
@@ -201,7 +199,6 @@ book_direct(struct book_stage *bs, const struct tw_rx *rx, uint16_t channel, uin
 				rx->length, rx->rx_ns) < 0)
 		count(&c->stats.feed_errors, 1);
 	bs->cur.t0 = 0;
-	mirror_book(c, channel);
 }
 
 static void
@@ -467,7 +464,6 @@ on_rx(struct act_actor *self, void *state, struct act_msg *msg)
 			count(&c->stats.feed_errors, 1);
 		else if (rc < 5)
 			count(&c->stats.verdict[rc], 1);
-		mirror_arb(c, index);
 	} else if (rx->stream == MDP3_STREAM_SNAPSHOT && c->opts.skip_snapshots) {
 		count(&c->stats.snapshots_skipped, 1);
 	} else if (rx->stream < MDP3_STREAM_COUNT) {
@@ -507,7 +503,11 @@ on_tick(struct act_actor *self, void *state, struct act_msg *msg)
 			tw_feed_flush(c->path[i], t->now_ns);
 		else
 			tw_feed_poll(c->path[i], t->now_ns);
+		/* the per-channel copies for other threads, at every tick (not
+		 * every packet: ~60 instructions a packet saved); the books'
+		 * counters are read on their own thread, between packets */
 		mirror_arb(c, i);
+		mirror_book(c, i);
 	}
 	if (msg->type == TW_MSG_FLUSH) {
 		ACT_STACK_MSG(m, struct tw_tick);

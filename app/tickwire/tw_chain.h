@@ -165,7 +165,8 @@ struct tw_chain_stats {
 	uint64_t session_established; /**< times ESTABLISHED was reached */
 };
 
-/** Counters of one channel (relaxed copies, refreshed after every packet). */
+/** Counters of one channel (relaxed copies, refreshed at every TW_MSG_TICK
+ *  and TW_MSG_FLUSH; rx_packets and events after every datagram). */
 struct tw_chain_channel_stats {
 	uint32_t channel;             /**< CME channel id (0: the one feed of a chain
 	                                   built without channels) */

@@ -243,6 +243,7 @@ chain_rep(const struct capture *cap, enum tw_chain_hops hops, uint64_t *check, u
 		tw_chain_rx_direct(c, &rx);
 	}
 	t1 = now_ns();
+	tw_chain_tick(c, 0, false);  /* refreshes the per-channel copies; expires nothing */
 	tw_chain_stats(c, &st);
 	tw_chain_channel_stats(c, &cs, 1);
 	*messages = cap->messages_a;
@@ -509,9 +510,10 @@ main(int argc, char **argv)
 				(double)caps[k].messages_a / (double)caps[k].packets_a);
 		printf("  %-12s %10s %22s %10s %22s %8s\n", "arm", "ns/msg", "[min .. max]",
 				"ns/pkt", "[min .. max]", "x walk");
-		/* warm-up of every arm, then the arms interleaved rep by rep */
+		/* warm-up of every arm that runs, then the arms interleaved rep by rep */
 		for (a = 0; a < ARM_COUNT; a++)
-			one_rep(&caps[k], (enum arm)a, &check, &msgs, &pkts);
+			if (only == ARM_COUNT || a == only || a == ARM_WALK)
+				one_rep(&caps[k], (enum arm)a, &check, &msgs, &pkts);
 		for (r = 0; r < reps; r++) {
 			for (a = 0; a < ARM_COUNT; a++) {
 				struct result *x = &res[k][a];
