@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "act.h"
@@ -44,7 +45,9 @@ struct input {
 	char path[TW_CFG_PATH_MAX];
 	uint32_t port;          /* index in cfg->ports; UINT32_MAX: every port */
 	struct tw_pcap_frame frame;
+	uint64_t last_number;   /* of the last frame read */
 	bool has_frame;
+	bool failed;            /* the rest of the file could not be read */
 };
 
 struct replay {
@@ -153,11 +156,45 @@ add_input(struct replay *r, const char *path, uint32_t port)
 	in->port = port;
 	in->pcap = tw_pcap_open(path);
 	if (in->pcap == NULL) {
-		fprintf(stderr, "tickwire-replay: %s: %s\n", path, strerror(errno));
-		return -errno;
+		int e = errno;
+		struct stat st;
+
+		if (e == EPROTO && stat(path, &st) == 0 && st.st_size == 0)
+			fprintf(stderr, "tickwire-replay: %s: empty file, not a capture; hint: "
+				"give a pcap or pcapng file (tickwire-synth writes one)\n", path);
+		else if (e == EPROTO)
+			fprintf(stderr, "tickwire-replay: %s: not a pcap or pcapng capture (no "
+				"known magic number, or a header cut short); hint: give a pcap or "
+				"pcapng file (tickwire-synth writes one)\n", path);
+		else
+			fprintf(stderr, "tickwire-replay: %s: %s\n", path, strerror(e));
+		return -e;
 	}
 	r->n_inputs++;
 	return 0;
+}
+
+/*
+ * The next frame of an input. A file that ends inside a record, or holds
+ * garbage where a record should be, is reported with the file and the
+ * frame number at fault; the run goes on with the other inputs and exits
+ * non-zero (input was lost).
+ */
+static void
+next_frame(struct input *in)
+{
+	int rc = tw_pcap_next(in->pcap, &in->frame);
+
+	in->has_frame = rc == 1;
+	if (rc == 1) {
+		in->last_number = in->frame.number;
+	} else if (rc < 0) {
+		in->failed = true;
+		fprintf(stderr, "tickwire-replay: %s: frame %" PRIu64 ": %s; the rest of the file "
+			"is not replayed (%" PRIu64 " frames were)\n", in->path, in->last_number + 1,
+			tw_pcap_error(in->pcap)[0] != '\0' ? tw_pcap_error(in->pcap) :
+			strerror(-rc), in->last_number);
+	}
 }
 
 /* The feed of @p port that a datagram belongs to, or NULL. */
@@ -330,7 +367,7 @@ main(int argc, char **argv)
 
 	/* merge by capture time; ties keep input order */
 	for (uint32_t i = 0; i < r.n_inputs; i++)
-		r.inputs[i].has_frame = tw_pcap_next(r.inputs[i].pcap, &r.inputs[i].frame) == 1;
+		next_frame(&r.inputs[i]);
 	for (;;) {
 		struct input *best = NULL;
 
@@ -343,7 +380,7 @@ main(int argc, char **argv)
 		if (r.speed_milli != 0)
 			pace(&r, best->frame.time_ns);
 		deliver(&r, chain, best);
-		best->has_frame = tw_pcap_next(best->pcap, &best->frame) == 1;
+		next_frame(best);
 	}
 	tw_chain_tick(chain, UINT64_MAX / 2, true);
 	act_group_drain(tw_chain_order_group(chain));
@@ -382,8 +419,11 @@ main(int argc, char **argv)
 	free(r.err_ns);
 	if (r.orders != NULL && fclose(r.orders) != 0)
 		rc = 1;
-	for (uint32_t i = 0; i < r.n_inputs; i++)
+	for (uint32_t i = 0; i < r.n_inputs; i++) {
+		if (r.inputs[i].failed)
+			rc = 1;  /* reported when it happened: input was lost */
 		tw_pcap_close(r.inputs[i].pcap);
+	}
 	tw_cfg_free(r.cfg);
 	return rc;
 }

@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,6 +158,7 @@ struct app {
 	uint32_t stats_interval_ms;
 	uint32_t print_books;
 	bool rx_clock_nic;
+	bool capture_cut;          /* a replayed capture is cut short or corrupt */
 	bool t0_capture_time;            /* --rx-clock nic on net_pcap: t0 = capture time */
 	uint64_t latency_max;
 	struct tw_topo_opts topo;        /* start-up check: this machine, or a test's */
@@ -718,9 +720,10 @@ port_up(uint32_t index)
 	if (g_app.paced_port[index] >= 0) {
 		port_id = (uint16_t)g_app.paced_port[index];   /* ring-backed (--pace) */
 	} else if (rte_eth_dev_get_port_by_name(cp->devname, &port_id) != 0) {
-		fprintf(stderr, "%s:%u: port %s: no DPDK port named %s (not probed: "
-			"device missing or bound to the kernel driver)\n",
-			g_app.cfg->ports_path, cp->device_line, cp->name, cp->devname);
+		fprintf(stderr, "%s:%u: port %s: no DPDK port named %s (not probed: %s)\n",
+			g_app.cfg->ports_path, cp->device_line, cp->name, cp->devname,
+			cp->kind == TW_CFG_PORT_PCI ? "device missing or bound to the kernel driver" :
+			"EAL refused the vdev's arguments; its driver's message is above");
 		return -ENODEV;
 	}
 	g_app.port_ids[index] = port_id;
@@ -981,9 +984,16 @@ tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (unsigned int i = 0; i < 5 && i < r.depth; i++) {
 		char key[32], val[64];
 
+		char bid[48] = "-", ask[48] = "-";   /* an empty side: "-" */
+
 		snprintf(key, sizeof(key), "level_%u", i + 1);
-		snprintf(val, sizeof(val), "%" PRId64 "@%" PRId64 " | %" PRId64 "@%" PRId64,
-			 r.bid_qty[i], r.bid_price[i], r.ask_qty[i], r.ask_price[i]);
+		if (r.bid_price[i] != TW_PRICE_NONE)
+			snprintf(bid, sizeof(bid), "%" PRId64 "@%" PRId64, r.bid_qty[i],
+				 r.bid_price[i]);
+		if (r.ask_price[i] != TW_PRICE_NONE)
+			snprintf(ask, sizeof(ask), "%" PRId64 "@%" PRId64, r.ask_qty[i],
+				 r.ask_price[i]);
+		snprintf(val, sizeof(val), "%s | %s", bid, ask);
 		rte_tel_data_add_dict_string(d, key, val);
 	}
 	return 0;
@@ -996,13 +1006,18 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 	static const char *const names[] = {"p50_ns", "p90_ns", "p99_ns", "p99_9_ns",
 					    "p99_99_ns"}; /* telemetry keys: no dots */
 
+	const uint64_t max = peek(&g_app.latency.max);
+
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
-	for (unsigned int i = 0; i < RTE_DIM(pct); i++)
-		rte_tel_data_add_dict_u64(d, names[i],
-					  lat_to_ns(tw_lat_hist_percentile(&g_app.latency, pct[i])));
-	rte_tel_data_add_dict_u64(d, "max_ns", lat_to_ns(peek(&g_app.latency.max)));
+	/* a percentile is its log2 bucket's upper bound: never above the max seen */
+	for (unsigned int i = 0; i < RTE_DIM(pct); i++) {
+		uint64_t v = tw_lat_hist_percentile(&g_app.latency, pct[i]);
+
+		rte_tel_data_add_dict_u64(d, names[i], lat_to_ns(v < max ? v : max));
+	}
+	rte_tel_data_add_dict_u64(d, "max_ns", lat_to_ns(max));
 	rte_tel_data_add_dict_u64(d, "records", peek(&g_app.latency.count));
 	return 0;
 }
@@ -1379,6 +1394,55 @@ rx_dynfield(void)
 	return rte_mbuf_dynfield_register(&desc);
 }
 
+/*
+ * The captures the profile replays (rx_pcap=), read to their end before EAL
+ * starts: net_pcap stops without a word at a record cut short, and a file
+ * that is no capture fails its probe with nothing but a driver error. Say
+ * which file and which frame instead. @return 0; -1 when a capture cannot
+ * be read at all (refused). A capture that ends early is replayed up to
+ * there, and the run exits non-zero (g_app.capture_cut).
+ */
+static int
+check_captures(void)
+{
+	for (uint32_t i = 0; i < g_app.cfg->n_ports; i++) {
+		const struct tw_cfg_port *cp = &g_app.cfg->ports[i];
+		char path[TW_CFG_PATH_MAX];
+		struct tw_pcap_frame fr;
+		struct tw_pcap *pc;
+		uint64_t n = 0;
+		struct stat st;
+		int rc;
+
+		if (tw_cfg_port_rx_pcap(cp, path, sizeof(path)) == 0)
+			continue;
+		pc = tw_pcap_open(path);
+		if (pc == NULL) {
+			int e = errno;
+
+			fprintf(stderr, "%s:%u: port %s: rx_pcap %s: %s; hint: %s\n",
+				g_app.cfg->ports_path, cp->device_line, cp->name, path,
+				e != EPROTO ? strerror(e) :
+				stat(path, &st) == 0 && st.st_size == 0 ? "empty file" :
+				"not a pcap or pcapng capture (no known magic number, or a header "
+				"cut short)", e == ENOENT ? "the path is relative to the working "
+				"directory" : "give a pcap or pcapng file (tickwire-synth writes one)");
+			return -1;
+		}
+		while ((rc = tw_pcap_next(pc, &fr)) == 1)
+			n = fr.number;
+		if (rc < 0) {
+			fprintf(stderr, "%s:%u: port %s: rx_pcap %s: frame %" PRIu64 ": %s; only the "
+				"%" PRIu64 " frames before it are replayed, and tickwire will exit "
+				"non-zero\n", g_app.cfg->ports_path, cp->device_line, cp->name, path,
+				n + 1, tw_pcap_error(pc), n);
+			g_app.capture_cut = true;
+		}
+		tw_pcap_close(pc);
+	}
+	return 0;
+}
+
 /* A port the player feeds: a vdev replaying a capture, with rx queues. */
 static bool
 port_paced(uint32_t index)
@@ -1638,6 +1702,10 @@ main(int argc, char **argv)
 	atomic_store_explicit(&g_app.session_state, -1, memory_order_relaxed);
 	if (session_setup() != 0) {
 		fprintf(stderr, "tickwire: profile refused (%s, %s)\n", ports, config);
+		tw_cfg_free(g_app.cfg);
+		return 1;
+	}
+	if (check_captures() != 0) {
 		tw_cfg_free(g_app.cfg);
 		return 1;
 	}
@@ -1927,6 +1995,11 @@ main(int argc, char **argv)
 		}
 		fflush(stdout);
 		exit_code = 0;
+		if (g_app.capture_cut) {
+			fprintf(stderr, "tickwire: input was lost: a capture is cut short or "
+				"corrupt (see the first lines of this run)\n");
+			exit_code = 1;
+		}
 	}
 
 cleanup:

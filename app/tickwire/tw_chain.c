@@ -31,6 +31,8 @@
 #include "mdp3.h"
 #include "tw_chain_pvt.h"
 
+_Static_assert(TW_PRICE_NONE == BOOK_PRICE_NONE, "tw_query_reply's empty level is lib/book's");
+
 /* -- stage messages (TW_MSG_PACKET ... TW_MSG_BOOK_DIRECT) ------------------ */
 
 /* decoder -> book: decoded messages of a packet (the decoder's stack) */

@@ -218,7 +218,10 @@ struct tw_query {
 	uint64_t serial;          /**< the chain's query number (a late answer is dropped) */
 };
 
-/** Answer to TW_MSG_QUERY (tw_chain_query()). */
+/** Price of an empty level in struct tw_query_reply (lib/book's BOOK_PRICE_NONE). */
+#define TW_PRICE_NONE INT64_MIN
+
+/** Answer to TW_MSG_QUERY (tw_chain_query()); an empty level has price TW_PRICE_NONE. */
 struct tw_query_reply {
 	int32_t found;            /**< 1 if the instrument is known */
 	int32_t state;            /**< enum book_state */
