@@ -735,6 +735,12 @@ tw_chain_feed(struct tw_chain *c)
 }
 
 struct act_actor *
+tw_chain_order_out(struct tw_chain *c)
+{
+	return c->order_out;
+}
+
+struct act_actor *
 tw_chain_book(struct tw_chain *c)
 {
 	return c->book;

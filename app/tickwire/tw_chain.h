@@ -212,6 +212,8 @@ struct act_group *tw_chain_decode_group(struct tw_chain *c);
 struct act_group *tw_chain_order_group(struct tw_chain *c);
 /** The actor TW_MSG_RX, TW_MSG_TICK and TW_MSG_FLUSH go to (the arbiter). */
 struct act_actor *tw_chain_feed(struct tw_chain *c);
+/** The actor TW_MSG_ORDER goes to (order-out, its own group). */
+struct act_actor *tw_chain_order_out(struct tw_chain *c);
 /** The book actor (private to the decode group, like the other stages). */
 struct act_actor *tw_chain_book(struct tw_chain *c);
 
@@ -269,7 +271,10 @@ int tw_chain_order_terminate(struct tw_chain *c, uint64_t now_ns);
 
 /**
  * Engage or release the kill switch: order-out refuses every new order
- * and cancels its open orders. Any thread (act_send to order-out).
+ * and cancels its open orders. Engaging takes effect at once, ahead of
+ * orders already queued for order-out (they are refused with
+ * TW_ORDER_KILL_SWITCH); the cancellations and a release travel as a
+ * message. Any thread.
  * @return 0 or the act_send_copy() error.
  */
 int tw_chain_kill(struct tw_chain *c, bool engaged);

@@ -84,6 +84,7 @@ struct order_state {
 	struct il3_session *session;   /* NULL: frames to the sink */
 	struct il3_risk risk;
 	bool killed;
+	_Atomic bool kill_now;         /* set by tw_chain_kill() at once (any thread) */
 	bool closing;                  /* terminated: do not reconnect */
 	uint64_t next_connect_ns;
 	struct open_order open[TW_OPEN_ORDERS];

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "tw_chain_pvt.h"
@@ -137,7 +138,9 @@ place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 	struct open_order *slot = NULL;
 	enum il3_risk_reason r;
 
-	if (os->killed)
+	/* the flag the kill switch sets at once, ahead of the orders queued in
+	 * this mailbox before its TW_MSG_KILL (which cancels the open ones) */
+	if (os->killed || atomic_load_explicit(&os->kill_now, memory_order_acquire))
 		return TW_ORDER_KILL_SWITCH;
 	if (os->session != NULL && (slot = open_free_slot(os)) == NULL)
 		return TW_ORDER_TABLE_FULL;
@@ -396,6 +399,8 @@ on_kill(struct act_actor *self, void *state, struct act_msg *msg)
 	if (engaged && !os->killed)
 		count(&c->stats.kill_events, 1);
 	os->killed = engaged;
+	if (!engaged)
+		atomic_store_explicit(&os->kill_now, false, memory_order_release);
 	if (c->opts.risk_enabled)
 		il3_risk_kill(&os->risk, engaged);
 	__atomic_store_n(&c->stats.kill_engaged, engaged ? 1u : 0u, __ATOMIC_RELAXED);
@@ -515,6 +520,10 @@ tw_chain_kill(struct tw_chain *c, bool engaged)
 {
 	const struct tw_kill k = { .engaged = engaged ? 1u : 0u };
 
+	/* engaged: effective for the next order order-out takes, before the
+	 * message reaches it; released: once order-out has run the message */
+	if (engaged)
+		atomic_store_explicit(&c->order_state.kill_now, true, memory_order_release);
 	return act_send_copy(c->order_out, TW_MSG_KILL, &k, sizeof(k));
 }
 

@@ -17,7 +17,8 @@
  *  - telemetry (tw_chain_query()) from another thread while this one steps
  *    the decode group: the book's levels as the chain prints them; unknown
  *    instrument not found; a query nobody answers times out, and its late
- *    answer does not leak into the next query.
+ *    answer does not leak into the next query;
+ *  - the kill switch refuses orders already queued for order-out.
  *
  *   test_chain_units A.pcap B.pcap
  */
@@ -257,6 +258,47 @@ check_queries(struct tw_chain *c, const char *printed)
 	CHECK(query(c, 100000, &r) == 0 && r.found == 1);
 }
 
+/*
+ * The kill switch goes ahead of orders already queued for order-out:
+ * engaged while three orders wait in its mailbox, all three are refused
+ * (TW_ORDER_KILL_SWITCH) and none is written; released, the next one is.
+ */
+static void
+check_kill_priority(struct run *r)
+{
+	struct tw_chain *c = chain(r, 0, 0);
+	struct tw_chain_stats st;
+	const uint64_t written = r->orders;
+
+	for (uint32_t i = 1; i <= 3; i++) {
+		const struct tw_order o = {
+			.client_order_id = i, .security_id = 100000, .side = TW_ORDER_BUY,
+			.qty = 1, .price = 1000000000,
+		};
+
+		CHECK(act_send_copy(tw_chain_order_out(c), TW_MSG_ORDER, &o, sizeof(o)) == 0);
+	}
+	CHECK(tw_chain_kill(c, true) == 0);
+	act_group_drain(tw_chain_order_group(c));
+	tw_chain_stats(c, &st);
+	CHECK(r->orders == written);
+	CHECK(st.orders_in == 3 && st.orders_refused == 3 &&
+	      st.refused[TW_ORDER_KILL_SWITCH] == 3 && st.kill_engaged == 1);
+	CHECK(tw_chain_kill(c, false) == 0);
+	act_group_drain(tw_chain_order_group(c));
+	{
+		const struct tw_order o = {
+			.client_order_id = 4, .security_id = 100000, .side = TW_ORDER_BUY,
+			.qty = 1, .price = 1000000000,
+		};
+
+		CHECK(act_send_copy(tw_chain_order_out(c), TW_MSG_ORDER, &o, sizeof(o)) == 0);
+	}
+	act_group_drain(tw_chain_order_group(c));
+	CHECK(r->orders == written + 1);
+	tw_chain_destroy(c);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -278,6 +320,11 @@ main(int argc, char **argv)
 	CHECK(keep.released == n);
 	check_queries(c, t_keep);
 	tw_chain_destroy(c);
+	{
+		struct run kill = {.poison = false};
+
+		check_kill_priority(&kill);
+	}
 
 	/* channels 310 and 340, every datagram poisoned and freed on release */
 	c = chain(&poison, 2, 0);
@@ -329,7 +376,8 @@ main(int argc, char **argv)
 
 	printf("chain: %" PRIu64 " datagrams, released once each after decode; books equal "
 	       "(hash 0x%016" PRIx64 "), channel 340 empty, unknown channel counted; "
-	       "telemetry queries answered, a late answer dropped\n", n,
+	       "telemetry queries answered, a late answer dropped; the kill switch ahead of "
+	       "queued orders\n", n,
 	       value(t_keep, "book.hash"));
 	free(t_keep);
 	free(t_poison);
