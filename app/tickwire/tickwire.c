@@ -969,9 +969,10 @@ tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (!atomic_load_explicit(&g_app.chain_ready, memory_order_acquire))
 		return -EAGAIN;
 	/* the decode lcore copies the book between packets (its poll loop
-	 * serves the query), so the copy is never torn; 100 ms is ample for a
-	 * loop that turns every few microseconds */
-	rc = tw_chain_query(g_app.chain, (int32_t)id, &r, UINT64_C(100000000));
+	 * serves the query), so the copy is never torn. The loop turns every
+	 * few microseconds, but its lcore may share a cpu (the demo floats five
+	 * lcores over two): wait up to a second */
+	rc = tw_chain_query(g_app.chain, (int32_t)id, &r, UINT64_C(1000000000));
 	if (rc < 0)
 		return rc;
 	rte_tel_data_start_dict(d);
