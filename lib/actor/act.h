@@ -285,6 +285,9 @@ struct act_mailbox_stats {
 	/** sends that qualified for the lane but went to the mailbox: the lane
 	 *  was full, or an earlier such send was still queued there */
 	uint64_t lane_full;
+	/** of those enqueued, messages that took the control queue
+	 *  (act_send_control()) */
+	uint64_t control;
 };
 
 /*
@@ -332,6 +335,21 @@ struct act_mailbox_stats {
  * Stop and destroy: act_group_stop() leaves lane messages where they are
  * (the next start or step runs them first); act_group_destroy() frees and
  * counts them as discarded, like the mailbox's.
+ */
+
+/*
+ * Control queue. Every group has a second, unbounded queue that
+ * act_send_control() fills from any thread. The loop runs its oldest
+ * message ahead of the mailbox: between any two mailbox messages (and
+ * before the rest of a batch already taken from the mailbox), once the
+ * lane is empty. So lane, then control, then mailbox: a control message
+ * waits for the message running and the lane messages it caused, never
+ * for market data queued in the mailbox. Control messages from one thread
+ * run in the order sent; relative to the mailbox, their place depends on
+ * when they arrive (as any cross-thread send). They count in every field of
+ * act_mailbox_stats like mailbox messages, and in act_group_queued();
+ * act_mailbox_stats::control says how many took the queue. Stop keeps them,
+ * destroy discards and counts them.
  */
 
 /**
@@ -571,6 +589,22 @@ int act_send(struct act_actor *to, struct act_msg *m);
  * @return as act_send(), plus -ENOMEM, -EMSGSIZE.
  */
 int act_send_copy(struct act_actor *to, uint32_t type, const void *payload, uint32_t len);
+
+/**
+ * Control send: copy @p len bytes of @p payload into a pool message and
+ * queue it on the control queue of @p to's group, which the group's loop
+ * runs ahead of its mailbox (see "Control queue" above act_group_create()).
+ * For the few messages that must not wait behind a stream: replies,
+ * execution reports, telemetry queries. Any thread, inside a handler or
+ * not. The queue has no bound but the pool's: it never blocks, never fails
+ * full and never drops; a full pool refuses the message (-ENOMEM, the
+ * caller keeps nothing). No inline cells and no instrumentation stamps
+ * (qdepth, enqueue_tsc are 0): each send takes a pool block and one
+ * atomic exchange, plus a wake of the group's loop.
+ * @return 0, -ESHUTDOWN (receiver stopped), -ENOTSUP (no handler for
+ *         @p type), -EINVAL, -ENOMEM (pool exhausted), -EMSGSIZE.
+ */
+int act_send_control(struct act_actor *to, uint32_t type, const void *payload, uint32_t len);
 
 /** Extra flags for act_fast_send_opt(). */
 enum act_call_flags {

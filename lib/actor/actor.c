@@ -1080,6 +1080,33 @@ int act_send_copy(struct act_actor *to, uint32_t type, const void *payload, uint
 	return rc;
 }
 
+int act_send_control(struct act_actor *to, uint32_t type, const void *payload, uint32_t len)
+{
+	struct act_msg *m;
+	int rc;
+
+	if (act__unlikely(to == NULL || (len != 0 && payload == NULL)))
+		return -EINVAL;
+	rc = send_check(to, type);
+	if (act__unlikely(rc != 0))
+		return rc;
+	m = act_msg_alloc(type, len);
+	if (m == NULL)
+		return -errno;
+	if (len != 0)
+		memcpy(m->payload, payload, len);
+	m->flags_ &= ACT__F_POOLED | ACT__F_CLASS_MASK;
+	m->sender = send_sender();
+	m->dest = to;
+	m->qdepth = 0;
+	m->mailbox_was_empty = 0;
+	m->enqueue_tsc = 0;
+	/* One reference per queued message, dropped after its delivery. */
+	atomic_fetch_add_explicit(&to->refs, 1, memory_order_relaxed);
+	act__group_ctl_push(to->group, m);
+	return 0;
+}
+
 int act_fast_send_void(struct act_actor *to, struct act_msg *req)
 {
 	int rc = fast_send_fast(to, req, NULL, 0, ACT_WAIT_NONE, 0, ACT__F_VOID);

@@ -122,7 +122,16 @@ struct act_group {
 	bool in_run;                  /* run_batch() is on the stack */
 	uint32_t take_n, take_i;      /* the batch taken from the mailbox: size, next to run */
 	_Atomic uint32_t take_left;   /* take_n - take_i when the loop last returned */
+	_Atomic uint64_t ctl_dequeued;/* control messages run or discarded */
 	void *take[ACT__TAKE];        /* its messages (struct act_msg *) */
+
+	/* control queue, consumer side (group.c, Control queue) */
+	struct act_msg *ctl_head;     /* oldest linked node (the stub when empty) */
+	struct act_msg *ctl_stub;     /* the list's stub node (header only) */
+
+	/* control queue, producer side: every act_send_control() */
+	act__cache_aligned _Atomic(struct act_msg *) ctl_tail;
+	_Atomic uint64_t ctl_enqueued; /* messages pushed (RMW, any thread) */
 
 	/* producer counters (any thread) */
 	act__cache_aligned _Atomic uint64_t full_fails;
@@ -240,6 +249,7 @@ void act__lane_stamp(struct act_group *g, struct act_msg *m);
 void act__lane_spilled(struct act_group *g, int rc);
 uint32_t act__group_depth(const struct act_group *g);
 uint64_t act__group_discard(struct act_group *g);
+void act__group_ctl_push(struct act_group *g, struct act_msg *m);
 void act__group_forget(struct act_actor *a);
 
 /* Whether a send of @len payload bytes to @g's mailbox travels inline. */

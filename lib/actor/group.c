@@ -42,6 +42,20 @@
  * group's thread sends never overtakes what it sent before. Running a marked message decrements
  * the count.
  *
+ * Control queue (act_send_control()). An intrusive multi-producer,
+ * single-consumer list of pool messages (D. Vyukov's algorithm, written
+ * from its description), linked through the header's reply_buf_, which an
+ * asynchronous message does not otherwise use. A producer exchanges the
+ * tail with its message, then links the previous tail to it (release); it
+ * never waits and the list has no bound but the pool's, so a control
+ * message is refused only when the pool is exhausted (-ENOMEM). The
+ * consumer (the group's thread) pops from ctl_head; a stub node keeps the
+ * list non-empty, and a push caught between its exchange and its link
+ * reads as "not yet" (the producer's kick of the mailbox brings the loop
+ * back). The loop checks the list between any two mailbox messages, after
+ * the lane: a control message never waits behind the mailbox. Empty costs
+ * two loads of lines the consumer owns unless a push just touched them.
+ *
  * Edges (act_group_edge()). Each member that takes part in an edge gets a
  * bit (edge_bit, index into edge_members[]); a member's `edges` holds the
  * bits of the members it may call with act_fast_send_edge(). A new edge
@@ -92,9 +106,19 @@ struct act_group *act_group_create(const struct act_group_opts *o)
 	if (g == NULL)
 		return NULL;
 	memset(g, 0, sizeof(*g));
+	g->ctl_stub = aligned_alloc(ACT__CACHE_LINE, ACT__CACHE_LINE);
+	if (g->ctl_stub == NULL) {
+		free(g);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(g->ctl_stub, 0, ACT__CACHE_LINE);
+	g->ctl_head = g->ctl_stub;
+	atomic_init(&g->ctl_tail, g->ctl_stub);
 	lane_slots = round_up_pow2(o->lane_capacity != 0 ? o->lane_capacity : ACT__LANE_DEFAULT);
 	g->lane = aligned_alloc(ACT__CACHE_LINE, lane_slots * sizeof(*g->lane));
 	if (g->lane == NULL) {
+		free(g->ctl_stub);
 		free(g);
 		errno = ENOMEM;
 		return NULL;
@@ -106,6 +130,7 @@ struct act_group *act_group_create(const struct act_group_opts *o)
 			     o->shards);
 	if (rc != 0) {
 		free(g->lane);
+		free(g->ctl_stub);
 		free(g);
 		errno = -rc;
 		return NULL;
@@ -232,6 +257,65 @@ static inline bool lane_empty(const struct act_group *g)
 	       atomic_load_explicit(&g->lane_tail, memory_order_relaxed);
 }
 
+/* Control queue (file header). The link of node @m to the next one. */
+static inline struct act_msg *ctl_next(struct act_msg *m)
+{
+	return __atomic_load_n((struct act_msg **)&m->reply_buf_, __ATOMIC_ACQUIRE);
+}
+
+static void ctl_link(struct act_group *g, struct act_msg *m)
+{
+	struct act_msg *prev;
+
+	__atomic_store_n((struct act_msg **)&m->reply_buf_, NULL, __ATOMIC_RELAXED);
+	prev = atomic_exchange_explicit(&g->ctl_tail, m, memory_order_acq_rel);
+	__atomic_store_n((struct act_msg **)&prev->reply_buf_, m, __ATOMIC_RELEASE);
+}
+
+/* Any thread: queue pool message @m (dest, sender and a reference on dest
+ * already set) on @g's control queue and end the consumer's wait. */
+void act__group_ctl_push(struct act_group *g, struct act_msg *m)
+{
+	atomic_fetch_add_explicit(&g->ctl_enqueued, 1, memory_order_relaxed);
+	ctl_link(g, m);
+	act__queue_kick(&g->queue);
+}
+
+static inline bool ctl_empty(const struct act_group *g)
+{
+	return g->ctl_head == g->ctl_stub && ctl_next(g->ctl_stub) == NULL;
+}
+
+/* The consumer: the oldest control message, or NULL (empty, or its push
+ * not linked yet). */
+static struct act_msg *ctl_pop(struct act_group *g)
+{
+	struct act_msg *head = g->ctl_head;
+	struct act_msg *next = ctl_next(head);
+
+	if (head == g->ctl_stub) {
+		if (next == NULL)
+			return NULL;
+		g->ctl_head = head = next;
+		next = ctl_next(head);
+	}
+	if (next == NULL) {
+		/* head is the last node: put the stub behind it first */
+		if (atomic_load_explicit(&g->ctl_tail, memory_order_acquire) != head)
+			return NULL;
+		ctl_link(g, g->ctl_stub);
+		next = ctl_next(head);
+		if (next == NULL)
+			return NULL;
+	}
+	g->ctl_head = next;
+	head->reply_buf_ = NULL;
+	atomic_store_explicit(&g->ctl_dequeued,
+			      atomic_load_explicit(&g->ctl_dequeued, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	return head;
+}
+
 /*
  * Runs up to @max messages, lane first (file header); the caller is the
  * group's thread, outside any handler of the group.
@@ -248,6 +332,11 @@ static uint32_t run_batch(struct act_group *g, uint32_t max)
 
 		if (!lane_empty(g)) {
 			run_lane_head(g);
+			total++;
+			continue;
+		}
+		if (act__unlikely(!ctl_empty(g)) && (m = ctl_pop(g)) != NULL) {
+			act__deliver_async(g, m);
 			total++;
 			continue;
 		}
@@ -414,6 +503,8 @@ uint64_t act__group_discard(struct act_group *g)
 		total += n;
 	} while (n != 0);
 	atomic_store_explicit(&g->take_left, 0, memory_order_relaxed);
+	for (struct act_msg *m; (m = ctl_pop(g)) != NULL; total++)
+		discard(m);
 	if (total != 0)
 		atomic_fetch_add(&g->discarded, total);
 	return total;
@@ -428,6 +519,7 @@ void act_group_destroy(struct act_group *g)
 	act__group_discard(g);
 	act__queue_fini(&g->queue);
 	free(g->lane);
+	free(g->ctl_stub);
 	free(g);
 }
 
@@ -585,7 +677,11 @@ uint32_t act__group_depth(const struct act_group *g)
 	uint64_t head = atomic_load_explicit(&g->lane_head, memory_order_relaxed);
 	uint64_t lane = atomic_load_explicit(&g->lane_tail, memory_order_relaxed) - head;
 
-	return act__queue_count(&g->queue) + (uint32_t)lane +
+	/* dequeued first: enqueued only grows */
+	uint64_t ctl = atomic_load_explicit(&g->ctl_dequeued, memory_order_relaxed);
+
+	ctl = atomic_load_explicit(&g->ctl_enqueued, memory_order_relaxed) - ctl;
+	return act__queue_count(&g->queue) + (uint32_t)lane + (uint32_t)ctl +
 	       atomic_load_explicit(&g->take_left, memory_order_relaxed);
 }
 
@@ -610,6 +706,7 @@ void act_group_mailbox_stats(const struct act_group *g, struct act_mailbox_stats
 	st->max_depth = atomic_load_explicit(&g->max_depth, memory_order_relaxed);
 	st->lane = atomic_load_explicit(&g->lane_tail, memory_order_relaxed);
 	st->lane_full = atomic_load_explicit(&g->lane_full, memory_order_relaxed);
+	st->control = atomic_load_explicit(&g->ctl_enqueued, memory_order_relaxed);
 }
 
 uint32_t act_group_queued(const struct act_group *g)
