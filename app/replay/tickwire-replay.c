@@ -211,9 +211,19 @@ match(const struct tw_cfg *cfg, uint32_t port, const struct tw_pcap_l4 *l4)
 	return NULL;
 }
 
+/* Capture time of the frame being delivered (the order session's clock). */
+static uint64_t g_capture_ns;
+
+static uint64_t
+capture_ns(void)
+{
+	return g_capture_ns;
+}
+
 static void
 deliver(struct replay *r, struct tw_chain *chain, const struct input *in)
 {
+	g_capture_ns = in->frame.time_ns;
 	const struct tw_pcap_frame *fr = &in->frame;
 	struct tw_pcap_l4 l4;
 
@@ -241,6 +251,8 @@ deliver(struct replay *r, struct tw_chain *chain, const struct input *in)
 		r->passed++;
 		tw_chain_rx_direct(chain, &rx);
 		act_group_drain(tw_chain_order_group(chain));
+		/* order-out's replies, on the decode group's control queue */
+		act_group_drain(tw_chain_decode_group(chain));
 		return;
 	}
 	r->filtered++;
@@ -348,13 +360,16 @@ main(int argc, char **argv)
 	o.order_mailbox.name = "order_out";
 	o.order_mailbox.cpu = -1;
 	o.order_mailbox.capacity = r.cfg->signal_to_order_out.capacity;
-	o.order_mailbox.overflow = ACT_OVERFLOW_FAIL;
+	o.order_mailbox.overflow = tw_chain_overflow(&r.cfg->signal_to_order_out, false);
 	/* the latency records carry the mailbox depth at the hand-off */
 	o.decode_mailbox.instrument = true;
 	tw_chain_opts_from_cfg(&o, r.cfg);  /* arbitration, recovery, books, channels, strategy */
 	o.order_sink = order_sink;
 	o.order_sink_ctx = &r;
 	o.ticks = mono_ns;
+	/* risk's rate window runs on the capture's time (the appliance's on the
+	 * wall clock: issue 18 gives both one clock) */
+	o.now_ns = capture_ns;
 	o.latency = &lat;
 	o.order_latency = &order_lat;
 	chain = tw_chain_create(&o);
@@ -384,6 +399,7 @@ main(int argc, char **argv)
 	}
 	tw_chain_tick(chain, UINT64_MAX / 2, true);
 	act_group_drain(tw_chain_order_group(chain));
+	act_group_drain(tw_chain_decode_group(chain));
 
 	printf("== tickwire-replay, %" PRIu64 " frames, %" PRIu64 " passed, %" PRIu64
 	       " filtered\n", r.frames, r.passed, r.filtered);

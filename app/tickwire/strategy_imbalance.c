@@ -73,7 +73,18 @@ on_top(struct act_actor *self, void *state, struct act_msg *msg)
 
 	(void)self;
 	s->stats.events++;
-	if (msg->size < sizeof(*top) || top->kind != TW_TOP_BOOK)
+	if (msg->size < sizeof(*top))
+		return;
+	if (top->kind == TW_TOP_STATE) {
+		/* stale, silent or reset: forget the signal, so trading starts
+		 * afresh from the book as it is after recovery */
+		s->stats.states[top->ok ? 1 : 0]++;
+		slot = instrument_slot(s, top->security_id);
+		if (slot >= 0)
+			s->signal[slot] = SIGNAL_NEUTRAL;
+		return;
+	}
+	if (top->kind != TW_TOP_BOOK)
 		return;
 	slot = instrument_slot(s, top->security_id);
 	if (slot < 0)

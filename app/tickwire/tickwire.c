@@ -1299,9 +1299,14 @@ mailbox_opts(const char *name, const struct tw_cfg_handoff *h)
 	o.queue = types[h->type];
 	o.capacity = h->capacity;
 	o.shards = h->shards;
-	/* Captures never block and must get the message back to free its
-	 * mbuf: a full mailbox fails, and the sender counts the drop. */
-	o.overflow = ACT_OVERFLOW_FAIL;
+	/* The configured policy. Captures never block and must get a refused
+	 * datagram back to free its mbuf: for capture_to_decode, "drop" and
+	 * "fail" both end with the capture dropping the newest and counting it
+	 * (the runtime's DROP_NEWEST would free the message, not the mbuf).
+	 * signal_to_order_out: "drop" drops the order in the mailbox (counted
+	 * in order_out.mailbox_dropped, no reply), "fail" refuses it to the
+	 * strategy (strategy.missed). */
+	o.overflow = tw_chain_overflow(h, strcmp(name, "decode") == 0);
 	o.cpu = -1;
 	/* the latency records and decode.mailbox_max_depth read the depth at
 	 * each hand-off (one rdtsc and a depth read per send) */
@@ -1612,6 +1617,18 @@ release_mbuf(void *ctx, void *cookie)
 	rte_pktmbuf_free(cookie);
 }
 
+/* recovery.max_wait_ms passed on a halted instrument (decode lcore, once
+ * per halt): the alarm's log line; the counters and telemetry have it too. */
+static void
+stale_alarm(void *ctx, int32_t security_id, uint32_t why, uint64_t stale_ns)
+{
+	(void)ctx;
+	TW_LOG(ERR, decode, "ALARM: instrument %" PRId32 " halted (%s) for %" PRIu64
+	       " ms, past recovery.max_wait_ms = %" PRIu32 "%s\n", security_id,
+	       tw_state_why_name(why), stale_ns / 1000000u, g_app.cfg->recovery.max_wait_ms,
+	       g_app.cfg->recovery.kill_on_alarm ? "; kill switch engaged" : "");
+}
+
 static int
 build_chain(void)
 {
@@ -1628,17 +1645,9 @@ build_chain(void)
 	o.latency = &g_app.latency;
 	o.order_latency = &g_app.order_latency;
 	o.now_ns = wall_ns;
-	if (g_app.has_session) {
+	o.on_alarm = stale_alarm;
+	if (g_app.has_session)
 		o.session = &g_app.session;
-		o.risk_enabled = true;
-		o.risk.max_order_qty = cfg->risk.max_order_qty;
-		o.risk.max_position = cfg->risk.max_position;
-		o.risk.max_open_orders = cfg->risk.max_open_orders;
-		o.risk.max_messages = cfg->risk.max_messages_per_second;
-		o.risk.rate_window_ns = UINT64_C(1000000000);
-		o.risk.price_band = 1;  /* per order: price_band_ticks of its tick */
-		o.price_band_ticks = cfg->risk.price_band_ticks;
-	}
 	return (g_app.chain = tw_chain_create(&o)) == NULL ? -errno : 0;
 }
 

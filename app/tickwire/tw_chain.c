@@ -138,6 +138,7 @@ book_begin(struct book_stage *bs, const struct stage_packet *p)
 	if (bs->chain->opts.latency != NULL)
 		bs->first_record = bs->chain->opts.latency->count;
 	bs->open = bs->chain->path[p->channel];
+	bs->watch[p->channel].last_seq = p->arb.seq;
 	tw_feed_book_begin(bs->open, &p->arb);
 }
 
@@ -182,7 +183,9 @@ book_loss(struct book_stage *bs, uint16_t channel, uint32_t first_seq, uint32_t 
 {
 	bs->cur_channel = channel;
 	bs->cur.t0 = 0;
+	bs->in_loss = true;
 	tw_feed_book_loss(bs->chain->path[channel], first_seq, count_, now_ns);
+	bs->in_loss = false;
 }
 
 static void
@@ -214,6 +217,180 @@ book_flush(struct book_stage *bs, uint64_t now_ns)
 	}
 }
 
+/* -- stale means stop (tw_chain.h, dpdk-config/README.md) ------------------- */
+
+/* Tell order-out (its control queue: ahead of the orders queued there). */
+static void
+halt_notice(struct tw_chain *c, int32_t id, bool halted, uint8_t why, uint32_t cut_seq)
+{
+	const struct tw_halt_msg h = {
+		.security_id = id, .halted = halted, .why = why, .cut_seq = cut_seq,
+		.cancel = halted && c->opts.cancel_on_stale,
+	};
+
+	if (act_send_control(c->order_out, TW_MSG_HALT, &h, sizeof(h)) != 0)
+		count(&c->stats.cancel_failed, 1);
+	else if (h.cancel)
+		count(&c->stats.cancel_requests, 1);
+}
+
+static void
+resume(struct book_stage *bs, struct halt_entry *e)
+{
+	struct tw_chain *c = bs->chain;
+
+	e->halted = 0;
+	bs->n_halted--;
+	mirror(&c->stats.halted, bs->n_halted);
+	if (e->alarmed) {
+		e->alarmed = 0;
+		mirror(&c->stats.alarm_active, c->stats.alarm_active - 1);
+	}
+	count(&c->stats.resumes, 1);
+	halt_notice(c, e->security_id, false, TW_STATE_NONE, 0);
+}
+
+/*
+ * A change of an instrument's state (book stage, decode thread): halt or
+ * resume it, then tell the signal (TW_TOP_STATE). @p in: its book (NULL
+ * when unknown); @p seq: the channel's MsgSeqNum at the change.
+ */
+static void
+state_change(struct book_stage *bs, int32_t id, uint8_t why, const struct book_instrument *in,
+	     uint32_t seq)
+{
+	struct tw_chain *c = bs->chain;
+	const bool stop = why == TW_STATE_GAP || why == TW_STATE_LOSS || why == TW_STATE_RESET ||
+			  why == TW_STATE_SILENT;
+	const bool ok = in != NULL && in->state == BOOK_STATE_OK &&
+			!bs->watch[bs->cur_channel].silent;
+	struct halt_entry *e = halt_find(bs->halts, id, stop);
+	ACT_STACK_MSG(m, struct tw_top);
+	struct book_top top;
+
+	if (stop && e == NULL) {
+		count(&c->stats.halt_table_full, 1);
+	} else if (stop && !e->halted) {
+		*e = (struct halt_entry){ .security_id = id, .halted = 1, .why = why };
+		bs->n_halted++;
+		count(&c->stats.halts, 1);
+		mirror(&c->stats.halted, bs->n_halted);
+		halt_notice(c, id, true, why, seq);
+	}
+	/* a reset leaves a valid (empty) book: trading on it may go on at
+	 * once, orders decided before it are refused by the cut */
+	if (e != NULL && e->halted && ok && c->opts.resume && why != TW_STATE_GAP &&
+	    why != TW_STATE_LOSS && why != TW_STATE_SILENT)
+		resume(bs, e);
+	if (c->signal == NULL)
+		return;
+	act_msg_init(&m.hdr, TW_MSG_TOP, sizeof(m.body));
+	memset(&m.body, 0, sizeof(m.body));
+	m.body.security_id = id;
+	m.body.kind = TW_TOP_STATE;
+	m.body.ok = ok && !(e != NULL && e->halted);
+	m.body.why = why;
+	m.body.msg_seq_num = seq;
+	if (in != NULL) {
+		top = in->published;
+		m.body.bid_price = top.bid_price;
+		m.body.bid_qty = top.bid_qty;
+		m.body.ask_price = top.ask_price;
+		m.body.ask_qty = top.ask_qty;
+		m.body.tick = in->tick;
+	}
+	if (c->opts.hops == TW_HOPS_DIRECT)
+		c->signal_handlers[TW_MSG_TOP](c->signal, c->strategy, &m.hdr);
+	else if (stage_send(c, c->signal, &m.hdr, NULL, 0) < 0)
+		count(&c->stats.signal_errors, 1);
+	count(&c->stats.state_events, 1);
+}
+
+/* Every instrument of channel @p index: state_change(). */
+static void
+channel_change(struct book_stage *bs, uint32_t index, uint8_t why)
+{
+	const struct book_feed *feed = bs->chain->path[index]->book;
+	const uint32_t cap = book_feed_capacity(feed);
+
+	bs->cur_channel = (uint16_t)index;
+	for (uint32_t i = 0; i < cap; i++) {
+		const struct book_instrument *in = book_feed_instrument(feed, i);
+
+		if (in == NULL)
+			continue;
+		/* alive: only books that are valid resume; stale ones wait for
+		 * their snapshot */
+		if (why == TW_STATE_ALIVE && in->state != BOOK_STATE_OK)
+			continue;
+		state_change(bs, in->security_id, why, in, bs->watch[index].last_seq);
+	}
+}
+
+/*
+ * At every tick (book stage): channels silent or alive again, and the
+ * alarm of halts older than max_stale_ns. One clock: the tick's.
+ */
+static void
+book_watch(struct book_stage *bs, uint64_t now_ns)
+{
+	struct tw_chain *c = bs->chain;
+
+	for (uint32_t i = 0; i < c->n_channels; i++) {
+		const struct mdp3_arb_counters *ac = mdp3_arb_counters(c->path[i]->arb);
+		const uint64_t n = ac->packets[MDP3_FEED_A] + ac->packets[MDP3_FEED_B];
+		struct channel_watch *w = &bs->watch[i];
+
+		if (n != w->packets) {
+			w->packets = n;
+			w->alive_ns = now_ns;
+			if (w->silent) {
+				w->silent = false;
+				mirror(&c->channel_stats[i].silent, 0);
+				channel_change(bs, i, TW_STATE_ALIVE);
+			}
+		} else if (c->opts.silence_ns != 0 && !w->silent && w->alive_ns != 0 &&
+			   now_ns - w->alive_ns > c->opts.silence_ns) {
+			w->silent = true;
+			mirror(&c->channel_stats[i].silent, 1);
+			count(&c->channel_stats[i].silences, 1);
+			count(&c->stats.silences, 1);
+			channel_change(bs, i, TW_STATE_SILENT);
+		}
+	}
+	if (bs->n_halted == 0 || c->opts.max_stale_ns == 0 ||
+	    now_ns - bs->last_scan_ns < UINT64_C(10000000))
+		return;
+	bs->last_scan_ns = now_ns;
+	for (uint32_t i = 0; i < TW_HALT_SLOTS; i++) {
+		struct halt_entry *e = &bs->halts->e[i];
+
+		if (!e->halted || e->alarmed)
+			continue;
+		if (e->since_ns == 0) {
+			e->since_ns = now_ns;
+			continue;
+		}
+		if (now_ns - e->since_ns <= c->opts.max_stale_ns)
+			continue;
+		e->alarmed = 1;
+		count(&c->stats.alarms, 1);
+		mirror(&c->stats.alarm_active, c->stats.alarm_active + 1);
+		if (c->opts.on_alarm != NULL)
+			c->opts.on_alarm(c->opts.alarm_ctx, e->security_id, e->why,
+					 now_ns - e->since_ns);
+		if (c->opts.kill_on_alarm)
+			tw_chain_kill(c, true);
+	}
+}
+
+static void
+on_book_tick(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	(void)self;
+	book_watch(state, ACT_PAYLOAD(msg, const struct tw_tick)->now_ns);
+}
+
 /* The signal's input: a top of book or a trade (book -> signal). */
 static void
 on_book_event(void *ctx, const struct book_event *ev)
@@ -227,6 +404,12 @@ on_book_event(void *ctx, const struct book_event *ev)
 
 	count(&c->stats.events, 1);
 	count(&c->channel_stats[bs->cur_channel].events, 1);
+	if (__builtin_expect((ev->what & (BOOK_EVENT_STALE | BOOK_EVENT_RECOVERED |
+					  BOOK_EVENT_RESET)) != 0, 0) && ev->security_id != 0)
+		state_change(bs, ev->security_id,
+			     (ev->what & BOOK_EVENT_STALE) ? (bs->in_loss ? TW_STATE_LOSS : TW_STATE_GAP) :
+			     (ev->what & BOOK_EVENT_RESET) ? TW_STATE_RESET : TW_STATE_RECOVERED,
+			     ev->instrument, ev->msg_seq_num);
 	if ((ev->what & (BOOK_EVENT_BOOK | BOOK_EVENT_TRADE)) == 0 || ev->security_id == 0)
 		return;
 	act_msg_init(&m.hdr, TW_MSG_TOP, sizeof(m.body));
@@ -352,6 +535,7 @@ on_query(struct act_actor *self, void *state, struct act_msg *msg)
 
 static const act_handler_fn book_handlers[TW_MSG_COUNT_] = {
 	[TW_MSG_BOOK_BATCH] = on_book_batch,
+	[TW_MSG_TICK] = on_book_tick,
 	[TW_MSG_BOOK_LOSS] = on_book_loss,
 	[TW_MSG_BOOK_DIRECT] = on_book_direct,
 	[TW_MSG_FLUSH] = on_book_flush,
@@ -511,14 +695,18 @@ on_tick(struct act_actor *self, void *state, struct act_msg *msg)
 		mirror_arb(c, i);
 		mirror_book(c, i);
 	}
-	if (msg->type == TW_MSG_FLUSH) {
+	{
 		ACT_STACK_MSG(m, struct tw_tick);
 
 		if (c->opts.hops == TW_HOPS_DIRECT) {
-			book_flush(&c->book_state, t->now_ns);
+			if (msg->type == TW_MSG_FLUSH)
+				book_flush(&c->book_state, t->now_ns);
+			else
+				book_watch(&c->book_state, t->now_ns);
 			return;
 		}
-		act_msg_init(&m.hdr, TW_MSG_FLUSH, sizeof(m.body));
+		/* the book stage: publish at the end, else its watch */
+		act_msg_init(&m.hdr, msg->type, sizeof(m.body));
 		m.body = *t;
 		stage_send(c, c->book, &m.hdr, NULL, 0);
 	}
@@ -608,6 +796,12 @@ tw_chain_create(const struct tw_chain_opts *opts)
 	c->arbiter_state.chain = c;
 	c->decoder_state.chain = c;
 	c->book_state.chain = c;
+	c->book_state.halts = calloc(1, sizeof(struct halt_table));
+	c->order_state.halts = calloc(1, sizeof(struct halt_table));
+	if (c->book_state.halts == NULL || c->order_state.halts == NULL) {
+		errno = ENOMEM;
+		goto fail;
+	}
 	if (channels_create(c) != 0) {
 		if (errno == 0)
 			errno = EINVAL;
@@ -646,7 +840,7 @@ tw_chain_create(const struct tw_chain_opts *opts)
 		sh = tw_strategy_handlers(&n);
 		c->signal_handlers = sh;
 		/* private: only the book (on the decode thread) calls it; order-out's
-		 * replies and reports come through the group's mailbox */
+		 * replies and reports come through the group's control queue */
 		c->signal = stage_create(c, "signal", sh, n, c->strategy, true);
 		if (c->signal == NULL)
 			goto fail;
@@ -713,6 +907,8 @@ tw_chain_destroy(struct tw_chain *c)
 	tw_strategy_destroy(c->strategy);
 	for (uint32_t i = 0; i < TW_CHAIN_MAX_CHANNELS; i++)
 		tw_feed_destroy(c->path[i]);
+	free(c->book_state.halts);
+	free(c->order_state.halts);
 	free(c);
 }
 

@@ -91,6 +91,21 @@ struct tw_chain_opts {
 	/** How the decode group's stages call each other (enum tw_chain_hops;
 	 *  0: TW_HOPS_EDGE, what the appliance runs). */
 	uint8_t hops;
+	/*
+	 * Stale means stop (dpdk-config/README.md): what the chain does when a
+	 * book goes stale or its channel silent. Every such change reaches the
+	 * signal as a TW_TOP_STATE; the instrument is halted (order-out refuses
+	 * its orders, TW_ORDER_STALE_BOOK) until it recovers.
+	 */
+	bool cancel_on_stale;         /**< cancel the instrument's working orders */
+	bool resume;                  /**< trade again after recovery (else halted for good) */
+	bool kill_on_alarm;           /**< the alarm also engages the kill switch */
+	uint64_t max_stale_ns;        /**< halted longer than this: alarm; 0: never */
+	uint64_t silence_ns;          /**< no packet on a channel this long: silent; 0: off */
+	/** the alarm, once per halt longer than max_stale_ns (decode thread;
+	 *  the appliance logs it); may be NULL */
+	void (*on_alarm)(void *ctx, int32_t security_id, uint32_t why, uint64_t stale_ns);
+	void *alarm_ctx;
 	/* strategy */
 	bool strategy_enabled;
 	struct tw_strategy_params strategy;
@@ -147,17 +162,29 @@ struct tw_chain_stats {
 	uint64_t events;              /**< book events seen */
 	uint64_t tops;                /**< TW_MSG_TOP delivered to the signal */
 	uint64_t signal_errors;       /**< act_fast_send() to the signal failed */
+	/* stale means stop (decode thread) */
+	uint64_t state_events;        /**< TW_TOP_STATE delivered to the signal */
+	uint64_t halts;               /**< instruments halted (stale, reset, silent) */
+	uint64_t resumes;             /**< halted instruments trading again */
+	uint64_t halted;              /**< gauge: instruments halted now */
+	uint64_t cancel_requests;     /**< TW_MSG_CANCEL sent to order-out */
+	uint64_t cancel_failed;       /**< TW_MSG_CANCEL refused (pool exhausted) */
+	uint64_t alarms;              /**< halts longer than max_stale_ns */
+	uint64_t alarm_active;        /**< gauge: instruments in alarm now */
+	uint64_t halt_table_full;     /**< a halt not recorded: table full (orders not refused) */
+	uint64_t silences;            /**< channels gone silent */
 	uint64_t orders_written;      /**< order frames handed to the sink */
 	/* order-out (written on the order-out lcore) */
 	uint64_t orders_in;           /**< TW_MSG_ORDER handled */
 	uint64_t orders_sent;         /**< NewOrderSingle written to the session */
 	uint64_t orders_refused;      /**< refused before any byte was written */
 	uint64_t refused[TW_ORDER_REASON_MAX_]; /**< by enum tw_order_reason */
-	uint64_t replies_failed;      /**< TW_MSG_ORDER_REPLY could not be delivered */
+	uint64_t replies_failed;      /**< TW_MSG_ORDER_REPLY refused: message pool exhausted */
 	uint64_t exec[TW_EXEC_KIND_COUNT_]; /**< execution reports by enum tw_exec_kind */
 	uint64_t exec_other;          /**< other application messages of the gateway */
-	uint64_t exec_relay_failed;   /**< TW_MSG_EXEC could not be delivered */
-	uint64_t cancels_sent;        /**< OrderCancelRequest written (kill switch) */
+	uint64_t exec_relay_failed;   /**< TW_MSG_EXEC refused: message pool exhausted */
+	uint64_t cancels_sent;        /**< cancels written: OrderCancelRequest, or cancel frames */
+	uint64_t cancels_on_stale;    /**< of those, for a stale book (TW_MSG_CANCEL) */
 	uint64_t kill_engaged;        /**< 1 while the kill switch is engaged */
 	uint64_t kill_events;         /**< times it was engaged */
 	uint64_t session_state;       /**< enum il3_state */
@@ -183,6 +210,8 @@ struct tw_chain_channel_stats {
 	uint64_t snapshots;           /**< snapshot messages applied */
 	uint64_t events;              /**< book events of the channel */
 	uint64_t instruments;
+	uint64_t silent;              /**< gauge: 1 while no packet arrives (silence_ns) */
+	uint64_t silences;            /**< times it went silent */
 };
 
 struct tw_chain;
@@ -204,6 +233,19 @@ struct tw_cfg;
  * Any thread.
  */
 void tw_chain_opts_from_cfg(struct tw_chain_opts *opts, const struct tw_cfg *cfg);
+
+struct tw_cfg_handoff;
+
+/**
+ * The runtime's overflow policy for a hand-off of tickwire.cfg: "drop" ->
+ * ACT_OVERFLOW_DROP_NEWEST, "fail" -> ACT_OVERFLOW_FAIL; for the capture
+ * hand-off (@p capture) always FAIL: the capture frees the refused
+ * datagram's mbuf and counts the drop itself.
+ */
+enum act_overflow tw_chain_overflow(const struct tw_cfg_handoff *h, bool capture);
+
+/** Name of an enum tw_state_why ("rpt_seq_gap", "silent", ...); "?" out of range. */
+const char *tw_state_why_name(uint32_t why);
 
 /** Stop and destroy everything (no thread may be stepping the groups). */
 void tw_chain_destroy(struct tw_chain *c);

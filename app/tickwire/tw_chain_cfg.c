@@ -29,6 +29,20 @@ tw_chain_opts_from_cfg(struct tw_chain_opts *o, const struct tw_cfg *cfg)
 	o->loss_policy = cfg->recovery.on_loss == TW_CFG_ON_LOSS_STALE_ALL ? 1 : 0;
 	o->skip_snapshots = cfg->recovery.mode != TW_CFG_RECOVERY_SNAPSHOT;
 	o->recovery_packets = cfg->recovery.buffer_packets;
+	o->cancel_on_stale = cfg->recovery.cancel_on_stale;
+	o->resume = cfg->recovery.resume;
+	o->kill_on_alarm = cfg->recovery.kill_on_alarm;
+	o->max_stale_ns = (uint64_t)cfg->recovery.max_wait_ms * 1000000u;
+	o->silence_ns = (uint64_t)cfg->recovery.silence_ms * 1000000u;
+	/* pre-trade risk on every order, whatever the output */
+	o->risk_enabled = true;
+	o->risk.max_order_qty = cfg->risk.max_order_qty;
+	o->risk.max_position = cfg->risk.max_position;
+	o->risk.max_open_orders = cfg->risk.max_open_orders;
+	o->risk.max_messages = cfg->risk.max_messages_per_second;
+	o->risk.rate_window_ns = UINT64_C(1000000000);
+	o->risk.price_band = 1;  /* per order: price_band_ticks of its tick */
+	o->price_band_ticks = cfg->risk.price_band_ticks;
 	o->publish = cfg->book.publish == TW_CFG_PUBLISH_PACKET ? 1 : 0;
 	o->max_instruments = cfg->book.max_instruments;
 	o->strategy_enabled = cfg->strategy.enabled;
@@ -40,4 +54,14 @@ tw_chain_opts_from_cfg(struct tw_chain_opts *o, const struct tw_cfg *cfg)
 	o->strategy.ratio_denominator = cfg->strategy.imbalance_denominator;
 	o->strategy.order_qty = cfg->strategy.order_qty;
 	o->strategy.max_orders = cfg->strategy.max_orders;
+}
+
+enum act_overflow
+tw_chain_overflow(const struct tw_cfg_handoff *h, bool capture)
+{
+	/* A capture must get a refused datagram back to free its mbuf: it
+	 * drops the newest itself, whatever the policy (dpdk-config/README.md). */
+	if (capture)
+		return ACT_OVERFLOW_FAIL;
+	return h->overflow == TW_CFG_OVERFLOW_DROP ? ACT_OVERFLOW_DROP_NEWEST : ACT_OVERFLOW_FAIL;
 }

@@ -24,6 +24,16 @@ const char *const tw_exec_kind_names[TW_EXEC_KIND_COUNT_] = {
 	"new", "fill", "reject", "canceled", "cancel_reject",
 };
 
+const char *
+tw_state_why_name(uint32_t why)
+{
+	static const char *const names[TW_STATE_WHY_COUNT_] = {
+		"none", "rpt_seq_gap", "loss", "reset", "silent", "recovered", "alive",
+	};
+
+	return why < TW_STATE_WHY_COUNT_ ? names[why] : "?";
+}
+
 static int
 cmp_instrument(const void *a, const void *b)
 {
@@ -92,6 +102,8 @@ print_channels(const struct tw_chain *c, FILE *out)
 		fprintf(out, "%s.%u.book.instruments %" PRIu32 "\n", p, id,
 			book_feed_instrument_count(feed));
 		fprintf(out, "%s.%u.book.hash 0x%016" PRIx64 "\n", p, id, book_feed_hash(feed));
+		fprintf(out, "%s.%u.silences %" PRIu64 "\n", p, id,
+			__atomic_load_n(&c->channel_stats[i].silences, __ATOMIC_RELAXED));
 	}
 }
 
@@ -125,6 +137,16 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 	fprintf(out, "chain.tops %" PRIu64 "\n", st.tops);
 	fprintf(out, "chain.signal_errors %" PRIu64 "\n", st.signal_errors);
 	fprintf(out, "chain.orders_written %" PRIu64 "\n", st.orders_written);
+	fprintf(out, "stale.state_events %" PRIu64 "\n", st.state_events);
+	fprintf(out, "stale.halts %" PRIu64 "\n", st.halts);
+	fprintf(out, "stale.resumes %" PRIu64 "\n", st.resumes);
+	fprintf(out, "stale.halted %" PRIu64 "\n", st.halted);
+	fprintf(out, "stale.cancel_requests %" PRIu64 "\n", st.cancel_requests);
+	fprintf(out, "stale.cancel_failed %" PRIu64 "\n", st.cancel_failed);
+	fprintf(out, "stale.alarms %" PRIu64 "\n", st.alarms);
+	fprintf(out, "stale.alarm_active %" PRIu64 "\n", st.alarm_active);
+	fprintf(out, "stale.silences %" PRIu64 "\n", st.silences);
+	fprintf(out, "stale.halt_table_full %" PRIu64 "\n", st.halt_table_full);
 	fprintf(out, "arb.packets_a %" PRIu64 "\n", ac->packets[0]);
 	fprintf(out, "arb.packets_b %" PRIu64 "\n", ac->packets[1]);
 	fprintf(out, "arb.accepted %" PRIu64 "\n", ac->accepted[0] + ac->accepted[1]);
@@ -156,6 +178,8 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 		tw_strategy_stats(c->strategy, &ss);
 		fprintf(out, "strategy.events %" PRIu64 "\n", ss.events);
 		fprintf(out, "strategy.considered %" PRIu64 "\n", ss.considered);
+		fprintf(out, "strategy.stale_events %" PRIu64 "\n", ss.states[0]);
+		fprintf(out, "strategy.valid_events %" PRIu64 "\n", ss.states[1]);
 		fprintf(out, "strategy.orders %" PRIu64 "\n", ss.orders);
 		fprintf(out, "strategy.missed %" PRIu64 "\n", ss.missed);
 		fprintf(out, "strategy.capped %" PRIu64 "\n", ss.capped);
@@ -178,6 +202,9 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 			fprintf(out, "order.refused.%s %" PRIu64 "\n", tw_order_reason_name(i),
 				st.refused[i]);
 	fprintf(out, "order.replies_failed %" PRIu64 "\n", st.replies_failed);
+	fprintf(out, "order.cancels_sent %" PRIu64 "\n", st.cancels_sent);
+	fprintf(out, "order.cancels_on_stale %" PRIu64 "\n", st.cancels_on_stale);
+	fprintf(out, "order.kill_events %" PRIu64 "\n", st.kill_events);
 	if (c->order_state.session != NULL) {
 		const struct il3_session_counters *sc = il3_session_counters(c->order_state.session);
 
@@ -185,8 +212,6 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 			fprintf(out, "order.exec.%s %" PRIu64 "\n", tw_exec_kind_names[i], st.exec[i]);
 		fprintf(out, "order.exec_other %" PRIu64 "\n", st.exec_other);
 		fprintf(out, "order.exec_relay_failed %" PRIu64 "\n", st.exec_relay_failed);
-		fprintf(out, "order.cancels_sent %" PRIu64 "\n", st.cancels_sent);
-		fprintf(out, "order.kill_events %" PRIu64 "\n", st.kill_events);
 		fprintf(out, "session.state %s\n", il3_state_name(
 				il3_session_state(c->order_state.session)));
 		fprintf(out, "session.connects %" PRIu64 "\n", st.session_connects);

@@ -48,8 +48,78 @@ struct decoder_state {
 	struct tw_chain *chain;
 };
 
+/*
+ * Halted instruments (stale means stop). Two tables of this shape, each
+ * with one owner and no sharing: the decode thread's (what it halted, since
+ * when, alarms) and order-out's (what it refuses), which follows the
+ * decode thread's through TW_MSG_HALT on order-out's control queue, in
+ * order. Open addressing by security id, fixed size, entries never
+ * removed (an instrument is halted and resumed, not forgotten).
+ */
+#define TW_HALT_SLOTS 4096u
+
+struct halt_entry {
+	int32_t security_id;           /* 0: free */
+	uint8_t halted;
+	uint8_t why;                   /* enum tw_state_why of the halt */
+	uint8_t alarmed;               /* decode: the alarm was raised for this halt */
+	uint8_t pad_;
+	uint32_t cut_seq;              /* order-out: orders triggered at or before it are refused */
+	uint64_t since_ns;             /* decode: first tick that saw it halted; 0: not yet */
+};
+
+struct halt_table {
+	uint32_t used;                 /* entries made */
+	struct halt_entry e[TW_HALT_SLOTS];
+};
+
+/* The entry of @p id, made if @p make (NULL: not there, or the table is full). */
+static inline struct halt_entry *
+halt_find(struct halt_table *t, int32_t id, bool make)
+{
+	uint32_t h = (uint32_t)id * 2654435761u;
+
+	for (uint32_t i = 0; i < TW_HALT_SLOTS; i++) {
+		struct halt_entry *e = &t->e[(h + i) & (TW_HALT_SLOTS - 1)];
+
+		if (e->security_id == id)
+			return e;
+		if (e->security_id == 0) {
+			if (!make || id == 0)
+				return NULL;
+			e->security_id = id;
+			t->used++;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* TW_MSG_HALT: decode thread -> order-out (control queue). */
+struct tw_halt_msg {
+	int32_t security_id;
+	uint8_t halted;                /* 1: halt (refuse, maybe cancel); 0: resume */
+	uint8_t cancel;                /* halt: cancel its working orders */
+	uint8_t why;                   /* enum tw_state_why */
+	uint8_t pad_;
+	uint32_t cut_seq;              /* halt: the channel's MsgSeqNum at the halt */
+};
+
+/* Per channel: is it silent (opts.silence_ns)? Decode thread. */
+struct channel_watch {
+	uint64_t packets;              /* incremental copies seen at the last tick */
+	uint64_t alive_ns;             /* tick time the count last moved; 0: none yet */
+	uint32_t last_seq;             /* MsgSeqNum of the last packet applied */
+	bool silent;
+};
+
 struct book_stage {
 	struct tw_chain *chain;
+	bool in_loss;                  /* inside tw_feed_book_loss(): stale means loss */
+	struct halt_table *halts;      /* decode thread's */
+	uint32_t n_halted;
+	uint64_t last_scan_ns;         /* the alarm scan (at most every 10 ms) */
+	struct channel_watch watch[TW_CHAIN_MAX_CHANNELS];
 	struct tw_feed *open;          /* the open packet's channel, NULL between packets */
 	uint16_t cur_channel;
 	/* what latency records of the current events carry */
@@ -72,15 +142,15 @@ struct open_order {
 	uint32_t client_order_id;
 	int32_t security_id;
 	uint32_t leaves;
-	uint8_t side;
+	int64_t price;                 /* limit price (cancel frames) */
+	uint8_t side;                  /* enum il3_side_req */
 	uint8_t used;
 	uint8_t cancel_sent;
 };
 
-#define TW_PENDING_EXECS 256
-
 struct order_state {
 	struct tw_chain *chain;
+	struct halt_table *halts;      /* order-out's: what it refuses */
 	struct il3_session *session;   /* NULL: frames to the sink */
 	struct il3_risk risk;
 	bool killed;
@@ -88,21 +158,6 @@ struct order_state {
 	bool closing;                  /* terminated: do not reconnect */
 	uint64_t next_connect_ns;
 	struct open_order open[TW_OPEN_ORDERS];
-	/*
-	 * Execution reports the decode group's mailbox could not take (it is
-	 * shared with the market-data hand-off and may be full during a burst):
-	 * kept in order and retried on every poll, so a report is late, never
-	 * lost, unless this bounded ring overflows too (then counted).
-	 */
-	struct pending_msg {
-		uint32_t type;             /* TW_MSG_EXEC or TW_MSG_ORDER_REPLY */
-		uint32_t size;
-		union {
-			struct tw_exec exec;
-			struct tw_order_reply reply;
-		} u;
-	} pending[TW_PENDING_EXECS];
-	uint32_t pending_head, pending_count;
 };
 
 _Static_assert((int)TW_ORDER_BAD_ORDER == (int)IL3_RISK_BAD_ORDER &&

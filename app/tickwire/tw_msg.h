@@ -25,14 +25,20 @@
  *    the arbiter), TW_MSG_FLUSH, TW_MSG_QUERY (telemetry: a copy of one
  *    book's top, from any thread through the group's mailbox,
  *    tw_chain_query()).
- *  - "signal" (decode group, private): TW_MSG_TOP (a published top of book or trade),
+ *  - "signal" (decode group, private): TW_MSG_TOP (a published top of book,
+ *    a trade, or a change of the book's state: stale, recovered, silent),
  *    TW_MSG_ORDER_REPLY (order-out's asynchronous reply to each TW_MSG_ORDER:
  *    sent, or refused and why), TW_MSG_EXEC (an execution report of the
  *    exchange, relayed by order-out).
  *  - "order_out" (its own group, on the order-out lcore): TW_MSG_ORDER,
  *    TW_MSG_POLL (step the iLink 3 session; sent by the order-out lcore
  *    itself with act_fast_send), TW_MSG_KILL (kill switch, from telemetry
- *    or the SIGUSR1 flag on the main lcore).
+ *    or the SIGUSR1 flag on the main lcore), TW_MSG_HALT (an instrument
+ *    halted or resumed by the decode group, "stale means stop", on
+ *    order-out's control queue: ahead of the orders already queued).
+ * Order-out's replies and execution reports reach the signal on the decode
+ * group's control queue (act_send_control()), ahead of the market data
+ * queued in its mailbox; they never wait behind it and are never dropped.
  */
 
 #include <stdint.h>
@@ -59,6 +65,7 @@ enum tw_msg_type {
 	TW_MSG_BOOK_BATCH,   /**< decoder -> book: a packet's decoded messages */
 	TW_MSG_BOOK_LOSS,    /**< arbiter -> book: sequence numbers declared lost */
 	TW_MSG_BOOK_DIRECT,  /**< arbiter -> book: a snapshot or definition packet */
+	TW_MSG_HALT,         /**< decode group -> order-out: halt or resume an instrument */
 	TW_MSG_COUNT_
 };
 
@@ -102,6 +109,26 @@ struct tw_tick {
 enum tw_top_kind {
 	TW_TOP_BOOK = 0,          /**< the consolidated top of book changed */
 	TW_TOP_TRADE = 1,         /**< a trade */
+	/** the book's state changed (ok: valid again, or stale; why: enum
+	 *  tw_state_why). The prices are the book's top at that moment. */
+	TW_TOP_STATE = 2,
+};
+
+/**
+ * Why a TW_TOP_STATE (struct tw_top.why). The first four stop trading on
+ * the instrument (the chain refuses its orders in order-out and, with
+ * recovery.cancel_on_stale, cancels its working orders); the last two end
+ * that (with recovery.resume; dpdk-config/README.md, "Stale means stop").
+ */
+enum tw_state_why {
+	TW_STATE_NONE = 0,
+	TW_STATE_GAP = 1,         /**< RptSeq gap: the book missed an update (stale) */
+	TW_STATE_LOSS = 2,        /**< packets declared lost on both feeds (stale) */
+	TW_STATE_RESET = 3,       /**< channel reset: the book was emptied (valid, empty) */
+	TW_STATE_SILENT = 4,      /**< both feeds silent past recovery.silence_ms */
+	TW_STATE_RECOVERED = 5,   /**< a snapshot made the book valid again */
+	TW_STATE_ALIVE = 6,       /**< the channel's packets flow again after silence */
+	TW_STATE_WHY_COUNT_
 };
 
 /**
@@ -115,6 +142,8 @@ struct tw_top {
 	uint8_t ok;               /**< 1: book valid; 0: stale, do not trade on it */
 	uint16_t idx;             /**< index of this event in its packet */
 	uint32_t msg_seq_num;     /**< MsgSeqNum of the packet that caused it */
+	uint8_t why;              /**< TW_TOP_STATE: enum tw_state_why; else 0 */
+	uint8_t pad_[3];
 	int64_t bid_price;
 	int64_t bid_qty;
 	int64_t ask_price;
@@ -171,6 +200,7 @@ enum tw_order_reason {
 	TW_ORDER_NOT_CONNECTED = 16,   /**< the session is not established */
 	TW_ORDER_SEND_FAILED = 17,     /**< the session refused it (buffer, journal) */
 	TW_ORDER_TABLE_FULL = 18,      /**< too many open orders to track */
+	TW_ORDER_STALE_BOOK = 19,      /**< the instrument's book is stale or its feeds silent */
 	TW_ORDER_REASON_MAX_ = 32,
 };
 
@@ -251,6 +281,14 @@ struct tw_query_reply {
  */
 #define TW_ORDER_WIRE_SIZE 40
 #define TW_ORDER_WIRE_MAGIC "TWO1"
+/**
+ * Cancel frame, the same 40 bytes (written without an iLink session when an
+ * open order is cancelled: kill switch, stale book): magic "TWX1", the
+ * cancelled order's client_order_id, security_id, side, price and the qty
+ * left; byte 13 says why (enum tw_state_why; 0: the kill switch); the
+ * trigger MsgSeqNum is 0. The order is closed once its cancel is written.
+ */
+#define TW_CANCEL_WIRE_MAGIC "TWX1"
 
 /** UDP destination of order packets: loopback, this machine only. */
 #define TW_ORDER_UDP_PORT 9340

@@ -33,8 +33,12 @@ put_le(uint8_t *p, uint64_t v, unsigned int n)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-uint32_t
-tw_order_frame(const struct tw_order *o, uint8_t *f, uint32_t cap)
+/* An order or cancel frame: Ethernet, IPv4, UDP to TW_ORDER_UDP_PORT and
+ * the 40-byte payload of tw_msg.h. */
+static uint32_t
+wire_frame(uint8_t *f, uint32_t cap, const char magic[4], uint32_t client_order_id,
+	   int32_t security_id, uint8_t side, uint8_t why, uint32_t qty, uint32_t seq,
+	   int64_t price)
 {
 	const uint32_t len = 14 + 20 + 8 + TW_ORDER_WIRE_SIZE;
 	uint8_t *ip = f + 14, *udp = ip + 20, *p = udp + 8;
@@ -59,14 +63,22 @@ tw_order_frame(const struct tw_order *o, uint8_t *f, uint32_t cap)
 	udp[2] = TW_ORDER_UDP_PORT >> 8; udp[3] = TW_ORDER_UDP_PORT & 0xff;
 	udp[4] = (uint8_t)((8 + TW_ORDER_WIRE_SIZE) >> 8);
 	udp[5] = (uint8_t)(8 + TW_ORDER_WIRE_SIZE);
-	memcpy(p, TW_ORDER_WIRE_MAGIC, 4);
-	put_le(p + 4, o->client_order_id, 4);
-	put_le(p + 8, (uint32_t)o->security_id, 4);
-	p[12] = o->side;
-	put_le(p + 16, o->qty, 4);
-	put_le(p + 20, o->trigger_seq, 4);
-	put_le(p + 24, (uint64_t)o->price, 8);
+	memcpy(p, magic, 4);
+	put_le(p + 4, client_order_id, 4);
+	put_le(p + 8, (uint32_t)security_id, 4);
+	p[12] = side;
+	p[13] = why;
+	put_le(p + 16, qty, 4);
+	put_le(p + 20, seq, 4);
+	put_le(p + 24, (uint64_t)price, 8);
 	return len;
+}
+
+uint32_t
+tw_order_frame(const struct tw_order *o, uint8_t *f, uint32_t cap)
+{
+	return wire_frame(f, cap, TW_ORDER_WIRE_MAGIC, o->client_order_id, o->security_id,
+			  o->side, 0, o->qty, o->trigger_seq, o->price);
 }
 
 static uint64_t
@@ -122,7 +134,25 @@ record_order(const struct tw_chain *c, const struct tw_order *o)
 	tw_lat_add(c->opts.order_latency, &rec);
 }
 
-/* Risk, then the session (or the frame sink). @return enum tw_order_reason. */
+/* Halted (stale means stop): the instrument is halted, or the order was
+ * decided before its last halt (triggered at or before the cut). */
+static bool
+halted(struct order_state *os, const struct tw_order *o)
+{
+	const struct halt_entry *e;
+
+	if (os->halts->used == 0)
+		return false;
+	e = halt_find(os->halts, o->security_id, false);
+	return e != NULL && (e->halted || o->trigger_seq <= e->cut_seq);
+}
+
+/*
+ * Risk, then the session or the frame sink: the same checks, limits and
+ * open-order table whatever the output. Without a session an order is open
+ * from the moment its frame is written until a cancel frame closes it (no
+ * exchange answers it). @return enum tw_order_reason.
+ */
 static uint32_t
 place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 {
@@ -135,14 +165,16 @@ place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 		.price_mantissa = o->price,
 		.time_in_force = IL3_TIME_IN_FORCE_DAY,
 	};
-	struct open_order *slot = NULL;
+	struct open_order *slot;
 	enum il3_risk_reason r;
 
 	/* the flag the kill switch sets at once, ahead of the orders queued in
 	 * this mailbox before its TW_MSG_KILL (which cancels the open ones) */
 	if (os->killed || atomic_load_explicit(&os->kill_now, memory_order_acquire))
 		return TW_ORDER_KILL_SWITCH;
-	if (os->session != NULL && (slot = open_free_slot(os)) == NULL)
+	if (halted(os, o))
+		return TW_ORDER_STALE_BOOK;
+	if ((slot = open_free_slot(os)) == NULL)
 		return TW_ORDER_TABLE_FULL;
 	if (c->opts.risk_enabled) {
 		if (o->mid != 0 && il3_risk_set_mid(&os->risk, o->security_id, o->mid) != 0)
@@ -161,10 +193,9 @@ place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 			record_order(c, o);
 			count(&c->stats.orders_written, 1);
 		}
-		return TW_ORDER_SENT;
-	}
-	if (il3_session_state(os->session) != IL3_STATE_ESTABLISHED ||
-	    il3_session_send_new_order(os->session, &io, now, clordid) != 0) {
+		*clordid = o->client_order_id;
+	} else if (il3_session_state(os->session) != IL3_STATE_ESTABLISHED ||
+		   il3_session_send_new_order(os->session, &io, now, clordid) != 0) {
 		const uint32_t why = il3_session_state(os->session) != IL3_STATE_ESTABLISHED ?
 				     TW_ORDER_NOT_CONNECTED : TW_ORDER_SEND_FAILED;
 
@@ -172,18 +203,32 @@ place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 		if (c->opts.risk_enabled)
 			il3_risk_on_order_closed(&os->risk, io.security_id, io.side, io.quantity);
 		return why;
+	} else {
+		record_order(c, o);
+		count(&c->stats.orders_sent, 1);
 	}
-	record_order(c, o);
 	*slot = (struct open_order){
 		.clordid = *clordid, .client_order_id = o->client_order_id,
-		.security_id = o->security_id, .leaves = o->qty, .side = io.side, .used = 1,
+		.security_id = o->security_id, .leaves = o->qty, .price = o->price,
+		.side = io.side, .used = 1,
 	};
-	count(&c->stats.orders_sent, 1);
 	return TW_ORDER_SENT;
 }
 
-static bool flush_pending_execs(struct order_state *os);
-static bool pend(struct order_state *os, uint32_t type, const void *body, uint32_t size);
+/*
+ * A message for the strategy (TW_MSG_ORDER_REPLY, TW_MSG_EXEC) on the
+ * decode group's control queue: it runs ahead of the market data queued in
+ * that group's mailbox, in the order order-out sends, and never finds the
+ * queue full. Only an exhausted message pool refuses it (counted in
+ * @p failed).
+ */
+static void
+to_strategy(struct tw_chain *c, uint32_t type, const void *body, uint32_t size,
+	    uint64_t *failed)
+{
+	if (c->signal == NULL || act_send_control(c->signal, type, body, size) != 0)
+		count(failed, 1);
+}
 
 static void
 on_order(struct act_actor *self, void *state, struct act_msg *msg)
@@ -204,17 +249,7 @@ on_order(struct act_actor *self, void *state, struct act_msg *msg)
 		count(&c->stats.orders_refused, 1);
 		count(&c->stats.refused[reply.reason < TW_ORDER_REASON_MAX_ ? reply.reason : 0], 1);
 	}
-	/* Asynchronous reply: queued on the strategy's (decode group's) mailbox. */
-	/* Behind any execution report still waiting, so the strategy sees
-	 * them in order; a full mailbox delays the reply, never loses it
-	 * (unless the retry ring overflows too). */
-	if ((os->pending_count != 0 && !flush_pending_execs(os)) ||
-	    act_reply(msg, TW_MSG_ORDER_REPLY, &reply, sizeof(reply)) != 0) {
-		/* retried by on_poll, which runs only with a session */
-		if (os->session == NULL || msg->sender != c->signal ||
-		    !pend(os, TW_MSG_ORDER_REPLY, &reply, sizeof(reply)))
-			count(&c->stats.replies_failed, 1);
-	}
+	to_strategy(c, TW_MSG_ORDER_REPLY, &reply, sizeof(reply), &c->stats.replies_failed);
 }
 
 static uint64_t
@@ -225,53 +260,6 @@ clordid_number(const char *chars, size_t length)
 	for (size_t i = 0; i < length && chars[i] >= '0' && chars[i] <= '9'; i++)
 		v = v * 10 + (uint64_t)(chars[i] - '0');
 	return v;
-}
-
-/* Retry queued execution reports in order; false if some remain. */
-static bool
-flush_pending_execs(struct order_state *os)
-{
-	struct tw_chain *c = os->chain;
-
-	while (os->pending_count != 0) {
-		const struct pending_msg *p = &os->pending[os->pending_head];
-
-		if (act_send_copy(c->signal, p->type, &p->u, p->size) != 0)
-			return false;
-		os->pending_head = (os->pending_head + 1) % TW_PENDING_EXECS;
-		os->pending_count--;
-	}
-	return true;
-}
-
-/* Queue a message for the strategy behind the ones already waiting;
- * false if the ring is full. */
-static bool
-pend(struct order_state *os, uint32_t type, const void *body, uint32_t size)
-{
-	struct pending_msg *p;
-
-	if (os->pending_count == TW_PENDING_EXECS)
-		return false;
-	p = &os->pending[(os->pending_head + os->pending_count) % TW_PENDING_EXECS];
-	p->type = type;
-	p->size = size;
-	memcpy(&p->u, body, size);
-	os->pending_count++;
-	return true;
-}
-
-static void
-relay_exec(struct order_state *os, const struct tw_exec *e)
-{
-	struct tw_chain *c = os->chain;
-
-	if (c->signal == NULL)
-		return;
-	if (flush_pending_execs(os) && act_send_copy(c->signal, TW_MSG_EXEC, e, sizeof(*e)) == 0)
-		return;
-	if (!pend(os, TW_MSG_EXEC, e, sizeof(*e)))
-		count(&c->stats.exec_relay_failed, 1);
 }
 
 /* An application message of the gateway (inside il3_session_step(), so
@@ -349,7 +337,7 @@ on_app_message(void *ctx, const struct il3_msg *msg, bool retransmitted)
 			break;
 		}
 	}
-	relay_exec(os, &e);
+	to_strategy(c, TW_MSG_EXEC, &e, sizeof(e), &c->stats.exec_relay_failed);
 }
 
 static void
@@ -364,26 +352,57 @@ on_session_state(void *ctx, enum il3_state from, enum il3_state to, enum il3_eve
 		count(&os->chain->stats.session_established, 1);
 }
 
-static void
-cancel_open_orders(struct order_state *os, uint64_t now)
+/*
+ * Cancel one open order: an OrderCancelRequest (closed when the exchange
+ * confirms), or without a session a cancel frame ("TWX1"), which closes it
+ * at once. @return false when it must wait (session not established, rate
+ * limit, session refused): the kill switch's poll tries again.
+ */
+static bool
+cancel_order(struct order_state *os, struct open_order *oo, uint8_t why, uint64_t now)
 {
 	struct tw_chain *c = os->chain;
+	uint64_t request;
 
-	if (os->session == NULL || il3_session_state(os->session) != IL3_STATE_ESTABLISHED)
-		return;
+	if (c->opts.risk_enabled && il3_risk_check_modify(&os->risk, true, now) != IL3_RISK_OK)
+		return false;
+	if (os->session == NULL) {
+		uint8_t frame[128];
+		uint32_t len = wire_frame(frame, sizeof(frame), TW_CANCEL_WIRE_MAGIC,
+					  oo->client_order_id, oo->security_id,
+					  oo->side == IL3_SIDE_REQ_SELL ? TW_ORDER_SELL : TW_ORDER_BUY,
+					  why, oo->leaves, 0, oo->price);
+
+		if (len != 0 && c->opts.order_sink != NULL)
+			c->opts.order_sink(c->opts.order_sink_ctx, frame, len);
+		if (c->opts.risk_enabled)
+			il3_risk_on_order_closed(&os->risk, oo->security_id, oo->side, oo->leaves);
+		oo->used = 0;
+	} else {
+		if (il3_session_state(os->session) != IL3_STATE_ESTABLISHED ||
+		    il3_session_send_cancel(os->session, oo->clordid, oo->order_id,
+					    oo->security_id, oo->side, now, &request) != 0)
+			return false;
+		oo->cancel_sent = 1;
+	}
+	count(&c->stats.cancels_sent, 1);
+	return true;
+}
+
+/* Cancel the open orders of @p security_id (0: all) not cancelled yet. */
+static void
+cancel_open_orders(struct order_state *os, int32_t security_id, uint8_t why, uint64_t now)
+{
 	for (unsigned int i = 0; i < TW_OPEN_ORDERS; i++) {
 		struct open_order *oo = &os->open[i];
-		uint64_t request;
 
-		if (!oo->used || oo->cancel_sent)
+		if (!oo->used || oo->cancel_sent ||
+		    (security_id != 0 && oo->security_id != security_id))
 			continue;
-		if (c->opts.risk_enabled && il3_risk_check_modify(&os->risk, true, now) != IL3_RISK_OK)
-			return;  /* rate limited: the next poll tries again */
-		if (il3_session_send_cancel(os->session, oo->clordid, oo->order_id, oo->security_id,
-					    oo->side, now, &request) != 0)
-			return;
-		oo->cancel_sent = 1;
-		count(&c->stats.cancels_sent, 1);
+		if (!cancel_order(os, oo, why, now))
+			return;  /* the next poll (kill switch) tries again */
+		if (security_id != 0)
+			count(&os->chain->stats.cancels_on_stale, 1);
 	}
 }
 
@@ -405,7 +424,32 @@ on_kill(struct act_actor *self, void *state, struct act_msg *msg)
 		il3_risk_kill(&os->risk, engaged);
 	__atomic_store_n(&c->stats.kill_engaged, engaged ? 1u : 0u, __ATOMIC_RELAXED);
 	if (engaged)
-		cancel_open_orders(os, order_now(c));
+		cancel_open_orders(os, 0, TW_STATE_NONE, order_now(c));
+}
+
+/* TW_MSG_HALT (decode group, control queue): stale means stop. */
+static void
+on_halt(struct act_actor *self, void *state, struct act_msg *msg)
+{
+	struct order_state *os = state;
+	const struct tw_halt_msg *h = ACT_PAYLOAD(msg, const struct tw_halt_msg);
+	struct halt_entry *e;
+
+	(void)self;
+	if (msg->size < sizeof(*h))
+		return;
+	e = halt_find(os->halts, h->security_id, true);
+	if (e == NULL) {
+		count(&os->chain->stats.halt_table_full, 1);
+	} else {
+		e->halted = h->halted;
+		if (h->halted) {
+			e->why = h->why;
+			e->cut_seq = h->cut_seq;
+		}
+	}
+	if (h->halted && h->cancel)
+		cancel_open_orders(os, h->security_id, h->why, order_now(os->chain));
 }
 
 static void
@@ -418,11 +462,6 @@ on_poll(struct act_actor *self, void *state, struct act_msg *msg)
 	(void)self;
 	if (os->session == NULL)
 		return;
-	if (!flush_pending_execs(os) && msg->type == TW_MSG_FLUSH) {
-		/* shutting down: what cannot be relayed now never will be */
-		count(&c->stats.exec_relay_failed, os->pending_count);
-		os->pending_count = 0;
-	}
 	if (msg->type == TW_MSG_FLUSH) {
 		os->closing = true;
 		if (il3_session_state(os->session) == IL3_STATE_ESTABLISHED)
@@ -441,7 +480,7 @@ on_poll(struct act_actor *self, void *state, struct act_msg *msg)
 	}
 	il3_session_step(os->session, now);
 	if (os->killed)
-		cancel_open_orders(os, now);   /* those the rate limit held back */
+		cancel_open_orders(os, 0, TW_STATE_NONE, now);   /* those held back */
 }
 
 const act_handler_fn tw_order_handlers[TW_MSG_COUNT_] = {
@@ -449,6 +488,7 @@ const act_handler_fn tw_order_handlers[TW_MSG_COUNT_] = {
 	[TW_MSG_POLL] = on_poll,
 	[TW_MSG_FLUSH] = on_poll,
 	[TW_MSG_KILL] = on_kill,
+	[TW_MSG_HALT] = on_halt,
 };
 
 /* -- setup -------------------------------------------------------------------- */
@@ -535,6 +575,7 @@ tw_order_reason_name(uint32_t reason)
 	case TW_ORDER_NOT_CONNECTED: return "not_connected";
 	case TW_ORDER_SEND_FAILED: return "send_failed";
 	case TW_ORDER_TABLE_FULL: return "table_full";
+	case TW_ORDER_STALE_BOOK: return "stale_book";
 	default:
 		return reason < IL3_RISK_REASON_COUNT ?
 		       il3_risk_reason_name((enum il3_risk_reason)reason) : "unknown";

@@ -16,6 +16,10 @@
  *   - buy  order_qty at the best bid when B * D >= A * N;
  *   - sell order_qty at the best ask when A * D >= B * N;
  *   - otherwise the instrument is neutral.
+ * A TW_TOP_STATE (the book went stale, its channel silent, a reset, or
+ * valid again) makes the instrument neutral; the chain itself refuses orders
+ * on a halted instrument and cancels its working orders (tw_chain.h), so a
+ * strategy cannot trade on a stale book even if it tried.
  * An order is sent only when an instrument's state changes from neutral (or
  * the other side) to buy or sell, so a persistent imbalance yields one
  * order, not one per update. At most max_orders orders in the whole run.
@@ -61,6 +65,7 @@ struct tw_strategy_params {
 /** Counters of the strategy (read when the decode group is idle). */
 struct tw_strategy_stats {
 	uint64_t events;              /**< TW_MSG_TOP seen */
+	uint64_t states[2];           /**< TW_TOP_STATE: [0] stale/silent/reset, [1] valid again */
 	uint64_t considered;          /**< of a listed instrument, valid, two-sided */
 	uint64_t orders;              /**< orders sent */
 	uint64_t missed;              /**< act_send() refused */

@@ -904,6 +904,10 @@ static void load_rest(struct cfg_ctx *cc)
 	if (get_int(cc, "recovery", "max_wait_ms", &v, NULL))
 		cfg->recovery.max_wait_ms = (uint32_t)v;
 	get_bool(cc, "recovery", "cancel_on_stale", &cfg->recovery.cancel_on_stale, NULL);
+	get_bool(cc, "recovery", "resume", &cfg->recovery.resume, NULL);
+	get_bool(cc, "recovery", "kill_on_alarm", &cfg->recovery.kill_on_alarm, NULL);
+	if (get_int(cc, "recovery", "silence_ms", &v, NULL))
+		cfg->recovery.silence_ms = (uint32_t)v;
 	i = get_enum(cc, "recovery", "join", join_names, 3, &cfg->recovery.join_line);
 	if (i == 0)
 		cfg->recovery.join = cfg->recovery.mode == TW_CFG_RECOVERY_SNAPSHOT ?

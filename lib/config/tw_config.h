@@ -365,10 +365,17 @@ struct tw_cfg_recovery {
 	enum tw_cfg_on_loss on_loss;
 	/** incremental packets kept while a book is stale (lib/book's recovery buffer) */
 	uint32_t buffer_packets;
-	/** snapshot recovery longer than this raises an alarm */
+	/** an instrument halted (stale, silent) longer than this raises an alarm */
 	uint32_t max_wait_ms;
 	/** cancel open orders of an instrument whose book goes stale */
 	bool cancel_on_stale;
+	/** trade again on an instrument once its book is valid again */
+	bool resume;
+	/** the alarm also engages the kill switch */
+	bool kill_on_alarm;
+	/** no packet on either feed of a channel this long: its books are
+	 *  treated as stale; 0: never */
+	uint32_t silence_ms;
 	uint32_t mode_line;               /**< line of recovery.mode; 0 if absent */
 	uint32_t join_line;               /**< line of recovery.join; 0 if absent */
 };
