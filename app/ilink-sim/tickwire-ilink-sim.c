@@ -56,7 +56,22 @@
  *   drop-after N       as the option, counted from now
  *   delay D            as --delay-ms
  *   status             "status uuid=U next_in=N next_out=M orders=K"
+ *   owed-from N        the client's durable inbound position is N (the test
+ *                      read it from the client's journal): on its next
+ *                      Establish it must ask again for [N, our NextSeqNo)
+ *   audit              the audit lines below, now
  * stdout: first line the bound port, then one line per event (see README).
+ *
+ * Audit (always on; --strict makes any violation the exit status 3): per
+ * session UUID, across connections, what a client that survives crashes must
+ * guarantee.  Inbound: every SeqNum applied once and none left unfilled
+ * (applied == next_in - 1), no SeqNum received again outside a NotApplied
+ * fill, no NewOrderSingle ClOrdID and no OrderRequestID applied twice.
+ * Outbound: no RetransmitRequest we had to reject, and the range owed after
+ * "owed-from" asked for again.  At exit one "audit ..." line per UUID and an
+ * "audit-summary sessions=N violations=V untracked=U" line (untracked: UUIDs
+ * or IDs beyond the tables, AUDIT_SESSIONS and 3/4 of AUDIT_IDS; counted as
+ * violations under --strict, since they went unchecked).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -85,6 +100,9 @@
 #define OUT_CAPACITY (1024 * 1024)
 #define CONTROL_LINE 128
 #define NS_PER_MS UINT64_C(1000000)
+#define AUDIT_SESSIONS 16        /* UUIDs audited per run */
+#define AUDIT_IDS 65536          /* ClOrdIDs + OrderRequestIDs remembered (power of two) */
+#define EXIT_VIOLATIONS 3        /* --strict: the audit found a violation */
 
 enum {
 	REJECT_HMAC = 0,
@@ -95,6 +113,7 @@ enum {
 
 struct stored {
 	uint32_t seq;
+	bool owed;                   /* the client must ask for it again (audit) */
 	uint16_t length;
 	uint8_t frame[STORE_FRAME];
 };
@@ -109,8 +128,31 @@ struct order {
 	int64_t price;
 };
 
+/* What one session UUID's client did, across its connections. */
+struct audit {
+	uint64_t uuid;
+	uint32_t establishes;
+	uint32_t next_in, next_out;  /* the sim's numbers, as of the last audit_sync() */
+	uint32_t applied;            /* application messages applied (fills included) */
+	uint32_t fills;              /* of them, numbers of a NotApplied range */
+	uint32_t duplicate_seq;      /* a SeqNum received again: reused */
+	uint32_t duplicate_clordid;  /* a NewOrderSingle ClOrdID applied before */
+	uint32_t duplicate_request;  /* an OrderRequestID applied before */
+	uint32_t retransmitted;      /* messages sent again on RetransmitRequest */
+	uint32_t retransmit_rejects;
+	uint32_t unrequested;        /* owed messages that left the store unasked */
+};
+
+/* One identifier applied on a UUID: kind 'C' ClOrdID, 'R' OrderRequestID. */
+struct audit_id {
+	uint64_t uuid;               /* 0: free slot */
+	char kind;
+	char id[21];
+};
+
 struct sim {
 	struct il3_credentials creds;
+	bool strict;
 	uint32_t fill_max;
 	uint32_t drop_after;         /* 0: off */
 	uint32_t delay_ms;
@@ -135,6 +177,14 @@ struct sim {
 	size_t control_length;
 	struct order orders[MAX_ORDERS];
 	struct stored store[STORE_SIZE];
+	/* audit */
+	struct audit audits[AUDIT_SESSIONS];
+	struct audit *audit;         /* the current UUID's; NULL: none or untracked */
+	uint32_t audit_count;
+	uint32_t owed_pending;       /* from "owed-from", for the next Establish; 0: none */
+	uint64_t audit_untracked;    /* UUIDs and identifiers the tables had no room for */
+	uint32_t ids_used;
+	struct audit_id ids[AUDIT_IDS];
 };
 
 static volatile sig_atomic_t quit;
@@ -252,6 +302,136 @@ reply_delay(struct sim *sim)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Audit                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* The sim's sequence numbers into the current UUID's audit. */
+static void
+audit_sync(struct sim *sim)
+{
+	if (sim->audit == NULL)
+		return;
+	sim->audit->next_in = sim->next_in;
+	sim->audit->next_out = sim->next_out;
+}
+
+/* Owed messages still in the store. */
+static uint32_t
+audit_owed(const struct sim *sim)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < STORE_SIZE; i++)
+		n += sim->store[i].owed;
+	return n;
+}
+
+/* A new session UUID (Negotiate): a fresh audit for it. */
+static void
+audit_begin(struct sim *sim, uint64_t uuid)
+{
+	audit_sync(sim);
+	if (sim->audit != NULL)
+		sim->audit->unrequested += audit_owed(sim);  /* the store is emptied next */
+	if (sim->audit_count == AUDIT_SESSIONS) {
+		sim->audit = NULL;
+		sim->audit_untracked++;
+		return;
+	}
+	sim->audit = &sim->audits[sim->audit_count++];
+	*sim->audit = (struct audit){ .uuid = uuid, .next_in = 1, .next_out = 1 };
+}
+
+static uint64_t
+id_hash(uint64_t uuid, char kind, const char *id)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ uuid;
+
+	h = (h ^ (uint8_t)kind) * UINT64_C(0x100000001b3);
+	for (; *id != '\0'; id++)
+		h = (h ^ (uint8_t)*id) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+/* Remember @p id of @p kind on the current UUID.  @return true if it was
+ * applied before (linear probing; beyond 3/4 full nothing new is kept). */
+static bool
+audit_seen(struct sim *sim, char kind, const char *id)
+{
+	uint64_t uuid = sim->audit->uuid;
+	uint64_t i = id_hash(uuid, kind, id) & (AUDIT_IDS - 1);
+
+	for (;; i = (i + 1) & (AUDIT_IDS - 1)) {
+		struct audit_id *slot = &sim->ids[i];
+
+		if (slot->uuid == 0)
+			break;
+		if (slot->uuid == uuid && slot->kind == kind && strcmp(slot->id, id) == 0)
+			return true;
+	}
+	if (sim->ids_used >= AUDIT_IDS / 4 * 3) {
+		sim->audit_untracked++;
+		return false;
+	}
+	sim->ids[i].uuid = uuid;
+	sim->ids[i].kind = kind;
+	snprintf(sim->ids[i].id, sizeof(sim->ids[i].id), "%s", id);
+	sim->ids_used++;
+	return false;
+}
+
+/* Established: the stored messages of [owed-from, NextSeqNo) are owed, on
+ * top of those still owed from before (a kill before the client asked). */
+static void
+audit_established(struct sim *sim)
+{
+	uint32_t seq;
+
+	if (sim->audit == NULL)
+		return;
+	sim->audit->establishes++;
+	if (sim->owed_pending == 0)
+		return;
+	seq = sim->owed_pending;
+	if (sim->next_out > STORE_SIZE && seq < sim->next_out - STORE_SIZE)
+		seq = sim->next_out - STORE_SIZE;  /* older ones are gone: asked, rejected */
+	for (; seq < sim->next_out; seq++)
+		if (sim->store[seq % STORE_SIZE].seq == seq)
+			sim->store[seq % STORE_SIZE].owed = true;
+	sim->owed_pending = 0;
+}
+
+/* One "audit" line per UUID and the summary.  @return the violations. */
+static uint64_t
+audit_report(struct sim *sim)
+{
+	uint64_t total = 0;
+
+	audit_sync(sim);
+	for (uint32_t i = 0; i < sim->audit_count; i++) {
+		const struct audit *a = &sim->audits[i];
+		uint32_t skipped = a->next_in - 1 - a->applied;
+		uint32_t unrequested = a->unrequested + (a == sim->audit ? audit_owed(sim) : 0);
+		uint64_t violations = (uint64_t)skipped + a->duplicate_seq + a->duplicate_clordid +
+			a->duplicate_request + a->retransmit_rejects + unrequested;
+
+		trace("audit uuid=%" PRIu64 " establishes=%" PRIu32 " next_in=%" PRIu32
+			" applied=%" PRIu32 " fills=%" PRIu32 " skipped=%" PRIu32
+			" duplicate_seq=%" PRIu32 " duplicate_clordid=%" PRIu32
+			" duplicate_request=%" PRIu32 " next_out=%" PRIu32
+			" retransmitted=%" PRIu32 " retransmit_rejects=%" PRIu32
+			" unrequested=%" PRIu32 " violations=%" PRIu64,
+			a->uuid, a->establishes, a->next_in, a->applied, a->fills, skipped,
+			a->duplicate_seq, a->duplicate_clordid, a->duplicate_request, a->next_out,
+			a->retransmitted, a->retransmit_rejects, unrequested, violations);
+		total += violations;
+	}
+	trace("audit-summary sessions=%" PRIu32 " violations=%" PRIu64 " untracked=%" PRIu64,
+		sim->audit_count, total, sim->audit_untracked);
+	return total + sim->audit_untracked;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Session-layer replies                                                   */
 /* ---------------------------------------------------------------------- */
 
@@ -351,10 +531,22 @@ send_not_applied(struct sim *sim, uint32_t from, uint32_t count)
 	trace("not-applied from=%" PRIu32 " count=%" PRIu32, from, count);
 }
 
+/* An open NotApplied range is closed unfilled (a new connection, or a new
+ * range opens): the audit counts its numbers as skipped. */
+static void
+gap_abandon(struct sim *sim)
+{
+	if (sim->gap_from != sim->gap_to)
+		trace("gap-abandoned from=%" PRIu32 " count=%" PRIu32, sim->gap_from,
+			sim->gap_to - sim->gap_from);
+	sim->gap_from = sim->gap_to = 0;
+}
+
 /* A number ahead of the expected one: NotApplied and an open range. */
 static void
 inbound_ahead(struct sim *sim, uint32_t seq)
 {
+	gap_abandon(sim);
 	send_not_applied(sim, sim->next_in, seq - sim->next_in);
 	sim->gap_from = sim->next_in;
 	sim->gap_to = seq;
@@ -390,6 +582,9 @@ send_app(struct sim *sim, struct il3_encoder *enc, uint32_t seq)
 
 	if (n <= 0 || n > STORE_FRAME)
 		return;
+	if (slot->owed && sim->audit != NULL)
+		sim->audit->unrequested++;  /* no longer stored: can never be asked for */
+	slot->owed = false;
 	slot->seq = seq;
 	slot->length = (uint16_t)n;
 	memcpy(slot->frame, enc->buf, (size_t)n);
@@ -728,13 +923,36 @@ decode_app(const struct il3_msg *msg, struct app_in *in)
 	return 0;
 }
 
+/* An applied message: counted, its ClOrdID (new orders) and OrderRequestID
+ * checked against those applied before on this UUID. */
+static void
+audit_applied(struct sim *sim, const struct app_in *in, bool fill)
+{
+	struct audit *a = sim->audit;
+	char request[24];
+
+	a->applied++;
+	a->fills += fill;
+	if (in->template_id == IL3_TEMPLATE_NEW_ORDER_SINGLE514 &&
+			audit_seen(sim, 'C', in->clordid)) {
+		a->duplicate_clordid++;
+		trace("violation duplicate_clordid seq=%" PRIu32 " clordid=%s", in->seq,
+			in->clordid);
+	}
+	snprintf(request, sizeof(request), "%" PRIu64, in->request_id);
+	if (audit_seen(sim, 'R', request)) {
+		a->duplicate_request++;
+		trace("violation duplicate_request seq=%" PRIu32 " request=%s", in->seq, request);
+	}
+}
+
 static void
 on_app(struct sim *sim, const struct il3_msg *msg)
 {
 	struct app_in in;
 	bool fill = false;
 
-	if (!sim->established) {
+	if (!sim->established || sim->audit == NULL) {
 		trace("protocol-error app before establish template=%u",
 			(unsigned int)msg->template_id);
 		close_client(sim, "protocol_error");
@@ -750,6 +968,7 @@ on_app(struct sim *sim, const struct il3_msg *msg)
 			fill = true;
 		} else {
 			trace("duplicate seq=%" PRIu32 " expected=%" PRIu32, in.seq, sim->next_in);
+			sim->audit->duplicate_seq++;
 			return;
 		}
 	} else {
@@ -759,6 +978,7 @@ on_app(struct sim *sim, const struct il3_msg *msg)
 	}
 	trace("app seq=%" PRIu32 " template=%u clordid=%s request=%" PRIu64 " fill=%d",
 		in.seq, (unsigned int)in.template_id, in.clordid, in.request_id, fill ? 1 : 0);
+	audit_applied(sim, &in, fill);
 	sim->app_received++;
 	if (sim->drop_after != 0 && sim->app_received >= sim->drop_after) {
 		sim->drop_after = 0;
@@ -834,6 +1054,7 @@ on_negotiate(struct sim *sim, const struct il3_msg *msg)
 		return;
 	}
 	if (uuid != sim->uuid) {
+		audit_begin(sim, uuid);
 		sim->last_uuid = sim->uuid;
 		sim->uuid = uuid;
 		sim->next_in = 1;
@@ -922,7 +1143,8 @@ on_establish(struct sim *sim, const struct il3_msg *msg)
 	trace("establish ok uuid=%" PRIu64 " next_in=%" PRIu32 " next_out=%" PRIu32
 		" client_next=%" PRIu32 " keep_alive=%u", uuid, sim->next_in, sim->next_out,
 		next_seq, (unsigned int)keep_alive);
-	sim->gap_from = sim->gap_to = 0;
+	audit_established(sim);
+	gap_abandon(sim);
 	if (next_seq > sim->next_in)
 		inbound_ahead(sim, next_seq);
 }
@@ -969,6 +1191,8 @@ on_retransmit_request(struct sim *sim, const struct il3_msg *msg)
 		il3_retransmit_reject510_set_error_codes(root, 1);
 		send_session(sim, &enc);
 		trace("retransmit-reject %s", why);
+		if (sim->audit != NULL)
+			sim->audit->retransmit_rejects++;
 		return;
 	}
 	root = il3_encode_begin(&enc, buf, sizeof(buf), IL3_TEMPLATE_RETRANSMISSION509);
@@ -987,8 +1211,11 @@ on_retransmit_request(struct sim *sim, const struct il3_msg *msg)
 		memcpy(copy, slot->frame, slot->length);
 		set_poss_retrans(copy, slot->length);
 		emit(sim, copy, slot->length);
+		slot->owed = false;
 	}
 	trace("retransmission from=%" PRIu32 " count=%u", from, (unsigned int)count);
+	if (sim->audit != NULL)
+		sim->audit->retransmitted += count;
 }
 
 static void
@@ -1130,6 +1357,10 @@ control_command(struct sim *sim, char *line)
 			live += sim->orders[i].live;
 		trace("status uuid=%" PRIu64 " next_in=%" PRIu32 " next_out=%" PRIu32
 			" orders=%u", sim->uuid, sim->next_in, sim->next_out, live);
+	} else if (strncmp(line, "owed-from ", 10) == 0 && parse_u32(line + 10, &v) && v != 0) {
+		sim->owed_pending = v;
+	} else if (strcmp(line, "audit") == 0) {
+		audit_report(sim);
 	} else {
 		ok = false;
 	}
@@ -1265,10 +1496,16 @@ usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tickwire-ilink-sim --credentials FILE [--port P] [--fill-max N]\n"
-		"         [--drop-after N] [--delay-ms D] [--skip-seq-at N]\n"
+		"         [--drop-after N] [--delay-ms D] [--skip-seq-at N] [--strict]\n"
 		"  Loopback (127.0.0.1) iLink 3 gateway simulator. Prints the bound port\n"
 		"  on the first line of stdout (--port 0: ephemeral), then one line per\n"
-		"  event; control commands on stdin (see lib/ilink3/README.md).\n");
+		"  event; control commands on stdin (see lib/ilink3/README.md).\n"
+		"  At exit (SIGTERM, SIGINT) it prints its audit of each session UUID:\n"
+		"  \"audit uuid=U ... violations=V\" (SeqNums skipped or received twice,\n"
+		"  ClOrdIDs or OrderRequestIDs applied twice, RetransmitRequests rejected,\n"
+		"  an owed range not asked for again) and \"audit-summary sessions=N\n"
+		"  violations=V untracked=U\".\n"
+		"  --strict  exit status 3 when violations + untracked > 0.\n");
 }
 
 int
@@ -1281,6 +1518,7 @@ main(int argc, char **argv)
 		{ "drop-after", required_argument, NULL, 'd' },
 		{ "delay-ms", required_argument, NULL, 'D' },
 		{ "skip-seq-at", required_argument, NULL, 's' },
+		{ "strict", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1289,6 +1527,7 @@ main(int argc, char **argv)
 	struct sim *sim;
 	uint32_t port = 0;
 	uint16_t bound = 0;
+	uint64_t violations;
 	int opt, rc;
 
 	sim = calloc(1, sizeof(*sim));
@@ -1302,7 +1541,8 @@ main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		uint32_t v = 0;
 
-		if (opt != 'c' && opt != 'h' && (optarg == NULL || !parse_u32(optarg, &v))) {
+		if (opt != 'c' && opt != 'h' && opt != 'S' &&
+				(optarg == NULL || !parse_u32(optarg, &v))) {
 			fprintf(stderr, "tickwire-ilink-sim: bad number '%s'\n",
 				optarg != NULL ? optarg : "");
 			free(sim);
@@ -1315,6 +1555,7 @@ main(int argc, char **argv)
 		case 'd': sim->drop_after = v; break;
 		case 'D': sim->delay_ms = v; break;
 		case 's': add_skip(sim, v); break;
+		case 'S': sim->strict = true; break;
 		case 'h': usage(stdout); free(sim); return 0;
 		default: usage(stderr); free(sim); return 2;
 		}
@@ -1348,6 +1589,9 @@ main(int argc, char **argv)
 	trace("%u", (unsigned int)bound);
 	rc = run(sim);
 	close_client(sim, "exit");
+	violations = audit_report(sim);
+	if (!sim->strict)
+		violations = 0;
 	close(sim->listen_fd);
 	il3_credentials_wipe(&sim->creds);
 	free(sim);
@@ -1355,5 +1599,5 @@ main(int argc, char **argv)
 		fprintf(stderr, "tickwire-ilink-sim: poll: %s\n", strerror(-rc));
 		return 1;
 	}
-	return 0;
+	return violations > 0 ? EXIT_VIOLATIONS : 0;
 }

@@ -956,7 +956,27 @@ il3_session_terminate(struct il3_session *s, uint16_t error_code, uint64_t now_n
 	return 0;
 }
 
-/* Journal an application frame before it is written, then queue it. */
+/* The oldest inbound number still missing: the live next one, or the start
+ * of a gap being retransmitted or queued (those live only in memory). */
+static uint32_t
+oldest_missing_in(const struct il3_session *s)
+{
+	uint32_t oldest = s->journal.next_in_seq;
+
+	if (s->retransmit_outstanding && s->retransmit_current.from < oldest)
+		oldest = s->retransmit_current.from;
+	for (uint32_t i = 0; i < s->gap_count; i++) {
+		const struct il3_gap *gap = &s->gaps[(s->gap_head + i) % IL3_SESSION_GAP_QUEUE];
+
+		if (gap->from < oldest)
+			oldest = gap->from;
+	}
+	return oldest;
+}
+
+/* Journal an application frame before it is written, then queue it.  The
+ * record's next inbound number is the oldest still missing, so that after a
+ * crash the restarted session asks again for the gaps it had not filled. */
 static int
 commit_app(struct il3_session *s, uint8_t *frame, int length, uint64_t now_ns)
 {
@@ -971,7 +991,9 @@ commit_app(struct il3_session *s, uint8_t *frame, int length, uint64_t now_ns)
 	s->journal.pending_length = (uint16_t)length;
 	memcpy(s->journal.pending_frame, frame, (size_t)length);
 	s->journal.next_out_seq++;
+	s->journal.next_in_seq = oldest_missing_in(s);
 	rc = il3_journal_save(s->journal_path, &s->journal);
+	s->journal.next_in_seq = saved.next_in_seq;
 	if (rc < 0) {
 		s->journal = saved;
 		return rc;

@@ -941,6 +941,40 @@ test_not_applied(void **state)
 	assert_int_equal(sim_count(c, "duplicate"), 0);
 }
 
+/* A crash while an inbound gap is being retransmitted, after an order was
+ * journaled: the journal keeps the gap's first number as the next inbound
+ * one, so the restarted session asks for the gap again (live numbering had
+ * moved past it; a journal of the live number lost it for good). */
+static void
+test_kill9_gap(void **state)
+{
+	struct ctx *c = *state;
+	struct il3_journal_record rec;
+
+	start_with_one_order(c, 2000);          /* gateway SeqNums 1, 2 */
+	sim_command(c, "ignore-rr on");
+	sim_command(c, "skip-at 3");
+	send_order(c, 5, PX(100));              /* 3 withheld, 4 arrives */
+	WAIT_LINE(c, "retransmit-request-ignored from=3 count=1", 1);
+	send_order(c, 5, PX(100));              /* journaled while 3 is missing */
+	WAIT_APP_COUNT(c, 5);                   /* 1, 2, 4, 5, 6 */
+	assert_int_equal(il3_journal_load(c->journal, &rec), 0);
+	assert_int_equal(rec.next_out_seq, 4);
+	assert_int_equal(rec.next_in_seq, 3);
+
+	/* "kill -9": the session goes without a word, a new one reads the journal */
+	session_replace(c, c->creds, 2000);
+	WAIT_LINE(c, "disconnect", 1);
+	sim_command(c, "ignore-rr off");
+	connect_established(c, false);
+	WAIT_LINE(c, "retransmission from=3 count=4", 1);
+	WAIT_APP_COUNT(c, 9);                   /* 3 at last; 4, 5, 6 again */
+	assert_int_equal(c->app[5].seq, 3);
+	assert_true(c->app[5].retransmitted);
+	assert_int_equal(count_retransmitted(c), 4);
+	assert_int_equal(sim_count(c, "retransmit-reject"), 0);
+}
+
 /* ---------------------------------------------------------------------- */
 /* kill -9 and restart                                                     */
 /* ---------------------------------------------------------------------- */
@@ -1069,6 +1103,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_gateway_delay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_applied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill9, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_gap, setup, teardown),
 	};
 	char filter[64];
 

@@ -858,7 +858,8 @@ class Sim:
                                   stderr=subprocess.PIPE, text=True)
         self.port = int(self.p.stdout.readline())
 
-    def events(self):
+    def stop(self):
+        """Close stdin, SIGTERM; SIGKILL after 10 s."""
         self.p.stdin.close()
         self.p.send_signal(signal.SIGTERM)
         try:
@@ -866,6 +867,9 @@ class Sim:
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()
+
+    def events(self):
+        self.stop()
         out = self.p.stdout.read()
         self.p.stdout.close()
         self.p.stderr.close()
