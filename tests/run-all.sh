@@ -38,7 +38,7 @@ run_build() { # name, meson test args, meson setup args...
 }
 
 run_build default ""
-run_build asan "--no-suite perf --no-suite image --no-suite ansible" -Db_sanitize=address,undefined -Db_lundef=false
+run_build asan "--no-suite perf --no-suite image --no-suite ansible --no-suite soak" -Db_sanitize=address,undefined -Db_lundef=false
 run_build tsan "--suite actor" -Db_sanitize=thread -Db_lundef=false
 TW_FUZZ_SECONDS=${TW_FUZZ_SECONDS:-120} CC=clang run_build fuzz "--suite fuzz" -Dfuzz=true
 

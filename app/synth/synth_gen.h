@@ -57,6 +57,7 @@ struct synth_options {
 	uint64_t dup[2];
 	uint64_t reorder[2];
 	uint32_t reset_at;        /**< 0: no channel reset */
+	bool reset_first;         /**< packet 1 is a ChannelReset4 (looped replays) */
 	uint64_t mu;              /**< Hawkes, Q32.32 per second */
 	uint64_t alpha;
 	uint64_t beta;
@@ -223,6 +224,9 @@ int synth_market_event(struct synth_gen *gen);
 
 /** Channel reset: ChannelReset4, books emptied, then rebuilt from new entries. */
 int synth_market_reset(struct synth_gen *gen);
+
+/** The ChannelReset4 alone in a packet of its own, at gen->event_time. */
+int synth_market_reset_message(struct synth_gen *gen);
 
 /** Fill msg with the SnapshotFullRefresh52 of instrument i (from its truth). */
 int synth_market_snapshot(struct synth_gen *gen, struct synth_msg *msg, unsigned int i,

@@ -933,23 +933,29 @@ synth_market_setup(struct synth_gen *gen)
 }
 
 int
-synth_market_reset(struct synth_gen *gen)
+synth_market_reset_message(struct synth_gen *gen)
 {
-	uint64_t t = gen->event_time;
 	struct synth_value *e;
-	unsigned int i;
 	int rc = begin_msg(gen, SYNTH_T_CHANNEL_RESET4);
 
 	if (rc < 0)
 		return rc;
-	synth_set_uint(&gen->msg->root[SYNTH_F_CHANNEL_RESET4_TRANSACT_TIME], t);
+	synth_set_uint(&gen->msg->root[SYNTH_F_CHANNEL_RESET4_TRANSACT_TIME], gen->event_time);
 	e = synth_msg_add_entry(gen->msg, SYNTH_G_CHANNEL_RESET4_NO_MD_ENTRIES);
 	if (e == NULL || add_op(gen, SYNTH_OP_RESET, 0) == NULL)
 		return -ENOSPC;
 	synth_set_int(&e[SYNTH_F_CHANNEL_RESET4_NO_MD_ENTRIES_APPL_ID], gen->opt->channel);
 	rc = end_msg(gen, MEI_END);
-	if (rc == 0)
-		rc = synth_gen_flush(gen); /* the reset travels alone */
+	return rc == 0 ? synth_gen_flush(gen) : rc; /* the reset travels alone */
+}
+
+int
+synth_market_reset(struct synth_gen *gen)
+{
+	uint64_t t = gen->event_time;
+	unsigned int i;
+	int rc = synth_market_reset_message(gen);
+
 	for (i = 0; i < gen->instrument_count; i++)
 		synth_book_clear(&gen->inst[i].book);
 	for (i = 0; rc == 0 && i < gen->instrument_count; i++) {

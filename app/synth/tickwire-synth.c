@@ -471,6 +471,8 @@ usage(FILE *f)
 		"  --channel N           channel id (ApplID, ports), 1..999 (default 310)\n"
 		"  --reset-at SEQ        ChannelReset4 in packet SEQ (the next one if an event\n"
 		"                        straddles it), then every book is rebuilt\n"
+		"  --reset-first         ChannelReset4 alone in packet 1, before the start of\n"
+		"                        day: a looped replay starts each pass with clean books\n"
 		"  --snapshot-every N    start a snapshot loop every N packets (default 500)\n"
 		"Arrivals (Hawkes, rates per second; alpha < beta):\n"
 		"  --preset NAME         arrivals fitted to a CME capture: cme-340 (CBOT\n"
@@ -697,7 +699,7 @@ enum {
 	OPT_SNAP_EVERY, OPT_MU, OPT_ALPHA, OPT_BETA, OPT_COALESCE, OPT_MTU, OPT_HEARTBEAT,
 	OPT_START, OPT_DROP_A, OPT_DROP_B, OPT_DUP_A, OPT_DUP_B, OPT_REORDER_A, OPT_REORDER_B,
 	OPT_SKEW, OPT_GAP, OPT_HELP, OPT_PRESET, OPT_KERNEL, OPT_BATCH, OPT_SKEW_LEAD,
-	OPT_SKEW_TAIL_A, OPT_SKEW_TAIL_B,
+	OPT_SKEW_TAIL_A, OPT_SKEW_TAIL_B, OPT_RESET_FIRST,
 };
 
 static int
@@ -717,6 +719,7 @@ parse_options(int argc, char **argv, struct synth_options *opt)
 		{ "schema-version", required_argument, NULL, OPT_SCHEMA },
 		{ "channel", required_argument, NULL, OPT_CHANNEL },
 		{ "reset-at", required_argument, NULL, OPT_RESET },
+		{ "reset-first", no_argument, NULL, OPT_RESET_FIRST },
 		{ "snapshot-every", required_argument, NULL, OPT_SNAP_EVERY },
 		{ "burst-mu", required_argument, NULL, OPT_MU },
 		{ "burst-alpha", required_argument, NULL, OPT_ALPHA },
@@ -815,6 +818,9 @@ parse_options(int argc, char **argv, struct synth_options *opt)
 			rc = parse_u64(name, optarg, 2, UINT32_MAX, &v,
 					"a packet MsgSeqNum after the start of day");
 			opt->reset_at = (uint32_t)v;
+			break;
+		case OPT_RESET_FIRST:
+			opt->reset_first = true;
 			break;
 		case OPT_SNAP_EVERY:
 			rc = parse_u64(name, optarg, 1, UINT32_MAX, &v, "in incremental packets");
@@ -1115,7 +1121,14 @@ run(struct synth_gen *gen)
 	unsigned int i;
 	int rc;
 
-	rc = synth_market_setup(gen);
+	rc = 0;
+	if (opt->reset_first) {
+		rc = synth_gen_begin_event(gen, opt->start_ns, "reset", -1);
+		if (rc == 0)
+			rc = synth_market_reset_message(gen);
+	}
+	if (rc == 0)
+		rc = synth_market_setup(gen);
 	if (rc == 0)
 		rc = synth_gen_flush(gen);
 	gen->snapshots_enabled = true;

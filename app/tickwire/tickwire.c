@@ -80,6 +80,7 @@
 #include "tw_sdnotify.h"  /* image: systemd notify protocol */
 #include "tw_heartbeat.h" /* hot lcores' progress, for the watchdog */
 #include "tw_player.h"    /* paced replay into ring-backed ports */
+#include "tw_fault.h"     /* [feed.NAME] fault.*: faults on the rx path (tests) */
 #include "tw_topo.h"
 
 RTE_LOG_REGISTER(tw_log_app, tickwire.app, INFO);
@@ -103,6 +104,7 @@ struct queue_feed {
 	uint16_t channel;      /* CME channel: which arbiter and books */
 	uint8_t side;
 	uint8_t stream;
+	struct tw_fault *fault;  /* fault injection (tw_fault.h); NULL: none */
 };
 
 /* One rx queue and the feeds it carries. */
@@ -111,6 +113,8 @@ struct rx_queue {
 	uint16_t queue;
 	uint32_t n_feeds;
 	struct queue_feed feeds[MAX_QUEUE_FEEDS];
+	uint32_t n_faults;                      /* its feeds with faults: */
+	struct tw_fault *faults[MAX_QUEUE_FEEDS];
 };
 
 /* Counters of one polling lcore: single writer, relaxed readers. */
@@ -149,6 +153,7 @@ struct app {
 	const char *latency_out;
 	/* paced replay (--pace): the player feeds ring-backed ports */
 	uint64_t speed_milli;            /* 0: unpaced (net_pcap replays at once) */
+	uint64_t loop_passes;            /* --loop: 0 once, TW_PLAYER_FOREVER until stopped */
 	int player_lcore;                /* -1: a capture lcore hosts it, or none */
 	struct tw_player *player;
 	int stamp_offset;                /* struct tw_player_stamp dynfield */
@@ -362,19 +367,51 @@ hand_off(struct rte_mbuf *m, const struct queue_feed *f, const struct tw_pcap_l4
 	return true;
 }
 
-/* Returns the packets received (0: the queue was empty). */
+/*
+ * [feed.NAME] fault.* (tw_fault.h), right after the rx burst: the packets of
+ * the queue's faulty feeds dropped, duplicated, reordered, delayed or
+ * silenced; what goes on is written back to @p pkts (room for
+ * TW_FAULT_OUT_MAX(BURST)). A feed that dies is logged.
+ */
+static uint16_t
+fault_rx(const struct rx_queue *q, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	struct tw_fault_rx in[BURST];
+	struct tw_pcap_l4 l4;
+	uint32_t died = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		const struct queue_feed *f = match_feed(q, pkts[i], &l4);
+
+		in[i] = (struct tw_fault_rx){
+			.m = pkts[i], .fault = f != NULL ? f->fault : NULL,
+			.seq = f != NULL ? tw_fault_seq(l4.payload, l4.payload_length) : 0,
+		};
+	}
+	n = tw_fault_burst(in, n, q->faults, q->n_faults, now, pkts, TW_FAULT_OUT_MAX(BURST),
+			   &died);
+	for (uint32_t i = 0; died != 0 && i < q->n_faults; i++)
+		if (tw_fault_death_news(q->faults[i]))
+			TW_LOG(NOTICE, capture, "feed %s (channel %u, side %c) died after %" PRIu64
+			       " packets (fault.die_after): the rest of its packets are dropped\n",
+			       q->faults[i]->name, q->faults[i]->channel,
+			       q->faults[i]->side != 0 ? 'B' : 'A', q->faults[i]->cfg.die_after);
+	return n;
+}
+
+/* Returns the packets received, or with faults passed on (0: the queue was empty). */
 static uint16_t
 poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 {
-	struct rte_mbuf *pkts[BURST];
-	struct rte_mbuf *to_ring[BURST];
+	struct rte_mbuf *pkts[TW_FAULT_OUT_MAX(BURST)];     /* faults add duplicates */
+	struct rte_mbuf *to_ring[TW_FAULT_OUT_MAX(BURST)];
 	struct tw_pcap_l4 l4;
 	uint16_t n, allowed, n_ring = 0;
 	uint32_t ring_qlen = 0;
 	uint64_t burst_tsc;
 
 	n = rte_eth_rx_burst(q->port_id, q->queue, pkts, BURST);
-	if (n == 0)
+	if (n == 0 && (q->n_faults == 0 || !tw_fault_pending(q->faults, q->n_faults, rte_rdtsc())))
 		return 0;
 	burst_tsc = rte_rdtsc();
 	bump(&p->stats.bursts, 1);
@@ -385,6 +422,8 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 		bump(&p->stats.over_budget, n - allowed);
 		n = allowed;
 	}
+	if (q->n_faults != 0)
+		n = fault_rx(q, pkts, n, burst_tsc);
 	for (uint16_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	if (g_app.ring != NULL && !direct)
@@ -483,6 +522,25 @@ idle_account(struct idler *id, bool worked)
 	idle_account_us(id, worked, g_app.cfg->poll.idle_sleep_us);
 }
 
+/* Stopping: what the fault injectors of @p p still hold goes on (tw_fault_stop()). */
+static void
+fault_flush(struct poller *p, bool direct)
+{
+	for (uint32_t i = 0; i < p->n_queues; i++) {
+		const struct rx_queue *q = &p->queues[i];
+		uint64_t held;
+
+		for (uint32_t k = 0; k < q->n_faults; k++)
+			tw_fault_stop(q->faults[k]);
+		do {
+			held = 0;
+			poll_queue(p, q, direct);
+			for (uint32_t k = 0; k < q->n_faults; k++)
+				held += tw_fault_held(q->faults[k]);
+		} while (held != 0);
+	}
+}
+
 static int
 capture_main(void *arg)
 {
@@ -510,6 +568,9 @@ capture_main(void *arg)
 			tw_hb_beat(&g_app.hb, p->also->hb);
 		idle_account(&idle, got != 0 || (player && !tw_player_done(g_app.player)));
 	}
+	fault_flush(p, false);
+	if (p->also != NULL)
+		fault_flush(p->also, false);
 	return 0;
 }
 
@@ -595,6 +656,8 @@ decode_main(void *arg)
 			next_tick = now + tick;
 		}
 	}
+	if (one_thread)
+		fault_flush(&g_app.decode_poll, true);
 	/* Captures have stopped: run what they handed over, then end of input. */
 	if (g_app.ring != NULL)
 		drain_ring();
@@ -820,6 +883,9 @@ ports_down(void)
 	}
 }
 
+/* The injector of each feed of ports.ini with fault.* keys (tw_fault.h). */
+static struct tw_fault g_faults[TW_CFG_MAX_FEEDS];
+
 static void
 add_queue(struct poller *p, const struct tw_cfg_feed *feed)
 {
@@ -845,6 +911,14 @@ add_queue(struct poller *p, const struct tw_cfg_feed *feed)
 		.side = feed->side == TW_CFG_SIDE_B ? TW_SIDE_B : TW_SIDE_A,
 		.stream = (uint8_t)feed->kind, /* incremental, snapshot, definition: same order */
 	};
+	if (feed->fault.enabled) {
+		struct tw_fault *ft = &g_faults[feed - g_app.cfg->feeds];
+
+		tw_fault_init(ft, &feed->fault, feed->name, feed->side == TW_CFG_SIDE_B,
+			      feed->channel, g_app.tsc_hz);
+		q->feeds[q->n_feeds - 1].fault = ft;
+		q->faults[q->n_faults++] = ft;
+	}
 }
 
 /* -- telemetry (runs on DPDK's telemetry thread) ----------------------------------- */
@@ -892,9 +966,70 @@ add_channels(struct rte_tel_data *d)
 		ADD(recoveries);
 		ADD(events);
 		ADD(instruments);
+		ADD(silent);
+		ADD(silences);
 #undef ADD
 	}
 }
+
+/* The counters of every feed with faults (tw_fault.h): the final report's
+ * "fault.FEED.COUNTER VALUE" lines to @p out, or telemetry's
+ * fault_FEED_COUNTER to @p d. */
+static void
+faults_report(FILE *out, struct rte_tel_data *d)
+{
+	for (uint32_t f = 0; f < g_app.cfg->n_feeds; f++) {
+		const char *name = g_app.cfg->feeds[f].name;
+		struct tw_fault_stats st;
+		const uint64_t *v = (const uint64_t *)&st;
+		char key[96];
+
+		if (!g_app.cfg->feeds[f].fault.enabled)
+			continue;
+		tw_fault_stats(&g_faults[f], &st);
+		for (unsigned int i = 0; i < RTE_DIM(tw_fault_stat_names); i++) {
+			const char *counter = tw_fault_stat_names[i];
+
+			if (d != NULL) {
+				snprintf(key, sizeof(key), "fault_%s_%s", name, counter);
+				rte_tel_data_add_dict_u64(d, key, v[i]);
+			} else {
+				fprintf(out, "fault.%s.%s %" PRIu64 "\n", name, counter, v[i]);
+			}
+		}
+	}
+}
+
+/* The chain's counters in /tickwire/stats: name, then the field. */
+#define TEL_FIELD(name, field) { name, offsetof(struct tw_chain_stats, field) }
+static const struct {
+	const char *name;
+	size_t offset;
+} tel_chain_fields[] = {
+	TEL_FIELD("decode_rx_packets", rx_packets),
+	TEL_FIELD("decode_duplicates", verdict[2]),
+	TEL_FIELD("book_events", events),
+	TEL_FIELD("signal_tops", tops),
+	TEL_FIELD("orders_written", orders_written),
+	TEL_FIELD("orders_in", orders_in),
+	TEL_FIELD("orders_sent", orders_sent),
+	TEL_FIELD("orders_refused", orders_refused),
+	TEL_FIELD("exec_new", exec[TW_EXEC_NEW]),
+	TEL_FIELD("exec_fill", exec[TW_EXEC_FILL]),
+	TEL_FIELD("exec_reject", exec[TW_EXEC_REJECT]),
+	TEL_FIELD("exec_canceled", exec[TW_EXEC_CANCELED]),
+	TEL_FIELD("cancels_sent", cancels_sent),
+	TEL_FIELD("kill_engaged", kill_engaged),
+	/* stale means stop (dpdk-config/README.md) */
+	TEL_FIELD("stale_halted", halted),
+	TEL_FIELD("stale_halts", halts),
+	TEL_FIELD("stale_resumes", resumes),
+	TEL_FIELD("stale_alarms", alarms),
+	TEL_FIELD("stale_alarm_active", alarm_active),
+	TEL_FIELD("stale_silences", silences),
+	TEL_FIELD("cancels_on_stale", cancels_on_stale),
+};
+#undef TEL_FIELD
 
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -910,24 +1045,15 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_poller(d, "capture_a", &g_app.capture[0]);
 	add_poller(d, "capture_b", &g_app.capture[1]);
 	add_poller(d, "decode_poll", &g_app.decode_poll);
-	rte_tel_data_add_dict_u64(d, "decode_rx_packets", st.rx_packets);
-	rte_tel_data_add_dict_u64(d, "decode_duplicates", st.verdict[2]);
-	rte_tel_data_add_dict_u64(d, "book_events", st.events);
-	rte_tel_data_add_dict_u64(d, "signal_tops", st.tops);
-	rte_tel_data_add_dict_u64(d, "orders_written", st.orders_written);
-	rte_tel_data_add_dict_u64(d, "orders_in", st.orders_in);
-	rte_tel_data_add_dict_u64(d, "orders_sent", st.orders_sent);
-	rte_tel_data_add_dict_u64(d, "orders_refused", st.orders_refused);
-	rte_tel_data_add_dict_u64(d, "exec_new", st.exec[TW_EXEC_NEW]);
-	rte_tel_data_add_dict_u64(d, "exec_fill", st.exec[TW_EXEC_FILL]);
-	rte_tel_data_add_dict_u64(d, "exec_reject", st.exec[TW_EXEC_REJECT]);
-	rte_tel_data_add_dict_u64(d, "exec_canceled", st.exec[TW_EXEC_CANCELED]);
-	rte_tel_data_add_dict_u64(d, "cancels_sent", st.cancels_sent);
-	rte_tel_data_add_dict_u64(d, "kill_engaged", st.kill_engaged);
+	for (size_t i = 0; i < sizeof(tel_chain_fields) / sizeof(tel_chain_fields[0]); i++)
+		rte_tel_data_add_dict_u64(d, tel_chain_fields[i].name,
+					  *(const uint64_t *)((const char *)&st +
+							      tel_chain_fields[i].offset));
 	rte_tel_data_add_dict_u64(d, "lcore_stalls", peek(&g_app.hb.stalls));
 	rte_tel_data_add_dict_string(d, "session", g_app.has_session ?
 		il3_state_name((enum il3_state)st.session_state) : "none");
 	add_channels(d);
+	faults_report(NULL, d);
 	return 0;
 }
 
@@ -1020,6 +1146,75 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_tel_data_add_dict_u64(d, "max_ns", lat_to_ns(max));
 	rte_tel_data_add_dict_u64(d, "records", peek(&g_app.latency.count));
+	return 0;
+}
+
+/*
+ * What a soak watches (tests/perf/soak): mbufs in use, queue depths, the
+ * drops of every kind before the decode group, and the live latency
+ * histogram, whose differences between two reads give the percentiles of
+ * the interval (bucket i: [2^i, 2^(i+1)) ticks of latency_hz).
+ */
+static int
+tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tw_player_stats ps;
+	struct rte_tel_data *hist;
+	uint64_t imissed = 0, ierrors = 0, nombuf = 0, rx_ring = 0, handoff = 0, drops;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	if (!atomic_load_explicit(&g_app.chain_ready, memory_order_acquire))
+		return 0;
+	memset(&ps, 0, sizeof(ps));
+	if (g_app.player != NULL)
+		tw_player_counters(g_app.player, &ps);
+	for (uint32_t i = 0; i < g_app.cfg->n_ports; i++) {
+		struct rte_eth_stats es;
+
+		if (g_app.paced_ring[i] != NULL)
+			rx_ring += rte_ring_count(g_app.paced_ring[i]);
+		if (!g_app.port_started[i] || g_app.cfg->ports[i].rx_queues == 0 ||
+		    rte_eth_stats_get(g_app.port_ids[i], &es) != 0)
+			continue;
+		imissed += es.imissed;
+		ierrors += es.ierrors;
+		nombuf += es.rx_nombuf;
+	}
+	handoff = peek(&g_app.capture[0].stats.handoff_drops) +
+		  peek(&g_app.capture[1].stats.handoff_drops) +
+		  peek(&g_app.decode_poll.stats.handoff_drops);
+	drops = imissed + ierrors + nombuf + handoff + peek(&g_app.ring_drops) + ps.ring_full +
+		ps.no_mbuf;
+	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(g_app.pool));
+	rte_tel_data_add_dict_u64(d, "mbufs_total", g_app.pool->size);
+	rte_tel_data_add_dict_u64(d, "decode_mailbox_depth",
+				  act_group_queued(tw_chain_decode_group(g_app.chain)));
+	rte_tel_data_add_dict_u64(d, "order_mailbox_depth",
+				  act_group_queued(tw_chain_order_group(g_app.chain)));
+	rte_tel_data_add_dict_u64(d, "handoff_ring_depth",
+				  g_app.ring != NULL ? rte_ring_count(g_app.ring) : 0);
+	rte_tel_data_add_dict_u64(d, "rx_ring_depth", rx_ring);
+	rte_tel_data_add_dict_u64(d, "rx_imissed", imissed);
+	rte_tel_data_add_dict_u64(d, "rx_errors", ierrors);
+	rte_tel_data_add_dict_u64(d, "rx_nombuf", nombuf);
+	rte_tel_data_add_dict_u64(d, "handoff_drops", handoff);
+	rte_tel_data_add_dict_u64(d, "ring_drops", peek(&g_app.ring_drops));
+	rte_tel_data_add_dict_u64(d, "player_ring_full", ps.ring_full);
+	rte_tel_data_add_dict_u64(d, "player_no_mbuf", ps.no_mbuf);
+	rte_tel_data_add_dict_u64(d, "rx_drops", drops);
+	rte_tel_data_add_dict_u64(d, "player_released", ps.released);
+	rte_tel_data_add_dict_u64(d, "player_passes", ps.passes);
+	rte_tel_data_add_dict_u64(d, "latency_hz", g_app.rx_clock_nic ? UINT64_C(1000000000) :
+				  g_app.tsc_hz);
+	hist = rte_tel_data_alloc();
+	if (hist == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_array(hist, RTE_TEL_U64_VAL);
+	for (unsigned int i = 0; i < TW_LAT_BUCKETS; i++)
+		rte_tel_data_add_array_u64(hist, peek(&g_app.latency.hist[i]));
+	rte_tel_data_add_dict_container(d, "latency_hist", hist, 0);
 	return 0;
 }
 
@@ -1136,7 +1331,7 @@ usage(const char *prog)
 		"usage: %s [EAL args] -- --ports FILE --config FILE [--latency-out FILE]\n"
 		"       [--stats-interval S] [--print-books N] [--rx-clock tsc|nic]\n"
 		"       [--latency-max N] [--topology XML | --synthetic STRING] [--sysfs DIR]\n"
-		"       [--preflight-root DIR] [--pace SPEED [--player-lcore N]]\n"
+		"       [--preflight-root DIR] [--pace SPEED [--player-lcore N] [--loop N]]\n"
 		"  --ports          ports.ini of the profile (dpdk-config/<profile>/ports.ini)\n"
 		"  --config         tickwire.cfg of the profile\n"
 		"  --latency-out    write latency records here (overrides latency.file)\n"
@@ -1156,7 +1351,11 @@ usage(const char *prog)
 		"                   (1 real time, 10, 100, ...; max: all at once, net_pcap)\n"
 		"  --player-lcore N the player's lcore: a capture lcore (two-stage: it steps\n"
 		"                   the player between polls) or an unused lcore of\n"
-		"                   eal.lcores (default: capture A's lcore in two-stage)\n",
+		"                   eal.lcores (default: capture A's lcore in two-stage)\n"
+		"  --loop N         paced: replay the captures N times (0: until stopped) as\n"
+		"                   one session: MsgSeqNum and SendingTime move on each pass;\n"
+		"                   each feed must open with a ChannelReset\n"
+		"                   (tickwire-synth --reset-first)\n",
 		prog);
 }
 
@@ -1177,6 +1376,7 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 		{"preflight-root", required_argument, NULL, 'P'},
 		{"pace", required_argument, NULL, 'S'},
 		{"player-lcore", required_argument, NULL, 'L'},
+		{"loop", required_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1223,6 +1423,18 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 			g_app.player_lcore = (int)v;
 			break;
 		}
+		case 'O': {
+			char *end;
+			unsigned long long v = strtoull(optarg, &end, 10);
+
+			if (*end != '\0' || *optarg == '-' || *optarg == '\0') {
+				fprintf(stderr, "tickwire: --loop %s: not a count; hint: the passes "
+					"over the captures, 0 until stopped\n", optarg);
+				return -1;
+			}
+			g_app.loop_passes = v == 0 ? TW_PLAYER_FOREVER : v;
+			break;
+		}
 		case 'r':
 			if (strcmp(optarg, "nic") == 0)
 				g_app.rx_clock_nic = true;
@@ -1235,6 +1447,11 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 	}
 	if (optind != argc || *ports == NULL || *config == NULL)
 		return -1;
+	if (g_app.loop_passes != 0 && g_app.speed_milli == 0) {
+		fprintf(stderr, "tickwire: --loop needs a paced replay; hint: add --pace SPEED "
+			"(1 real time)\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -1472,25 +1689,44 @@ vdev_paced(const char *device)
 /* The player's inputs: input k is port paced_of_input[k]. */
 static uint32_t paced_of_input[TW_PLAYER_MAX_INPUTS];
 
-/* The port's multicast filter, as port_up() programs it: the feeds of the port. */
-static bool
-player_filter(void *ctx, uint32_t input, const uint8_t *frame, uint32_t length,
-	      uint32_t linktype)
+/* The feed of a frame of player input @p input, or NULL. */
+static const struct tw_cfg_feed *
+paced_feed(uint32_t input, const uint8_t *frame, uint32_t length, uint32_t linktype)
 {
 	const uint32_t port = paced_of_input[input];
 	struct tw_pcap_l4 l4;
 
-	(void)ctx;
 	if (tw_pcap_parse_frame(frame, length, linktype, &l4, NULL) != 0 || l4.protocol != 17)
-		return false;
+		return NULL;
 	for (uint32_t f = 0; f < g_app.cfg->n_feeds; f++) {
 		const struct tw_cfg_feed *feed = &g_app.cfg->feeds[f];
 
 		if (feed->port == port && rte_be_to_cpu_32(feed->group) == l4.dst_ip &&
 		    feed->udp_port == l4.dst_port)
-			return true;
+			return feed;
 	}
-	return false;
+	return NULL;
+}
+
+/* The port's multicast filter, as port_up() programs it: the feeds of the port. */
+static bool
+player_filter(void *ctx, uint32_t input, const uint8_t *frame, uint32_t length,
+	      uint32_t linktype)
+{
+	(void)ctx;
+	return paced_feed(input, frame, length, linktype) != NULL;
+}
+
+/* --loop: the A and B copies of a channel's incremental feed share a
+ * MsgSeqNum sequence; snapshot and definition streams are left as captured */
+static int64_t
+player_sequence(void *ctx, uint32_t input, const uint8_t *frame, uint32_t length,
+		uint32_t linktype)
+{
+	const struct tw_cfg_feed *feed = paced_feed(input, frame, length, linktype);
+
+	(void)ctx;
+	return feed != NULL && feed->kind == TW_CFG_FEED_INCREMENTAL ? (int64_t)feed->channel : -1;
 }
 
 /* Is @p lcore the lcore of a used role? @return the role or -1. */
@@ -1576,6 +1812,8 @@ setup_player(void)
 	po.pool = g_app.pool;
 	po.stamp_offset = g_app.stamp_offset;
 	po.filter = player_filter;
+	po.passes = g_app.loop_passes;
+	po.seq = player_sequence;
 	g_app.player = tw_player_create(&po, err, sizeof(err));
 	if (g_app.player == NULL) {
 		fprintf(stderr, "tickwire: --pace: %s\n", err);
@@ -1771,6 +2009,8 @@ main(int argc, char **argv)
 		"Kill switch: refuse new orders and cancel open ones. Parameter: on or off.");
 	rte_telemetry_register_cmd("/tickwire/latency", tel_latency,
 		"t1 - t0 percentiles (ns, log2 buckets: upper bounds) and max. No parameters.");
+	rte_telemetry_register_cmd("/tickwire/resources", tel_resources,
+		"mbufs in use, queue depths, rx drops, t1 - t0 histogram. No parameters.");
 
 	if (tw_lat_init(&g_app.latency, g_app.latency_out != NULL ? g_app.latency_max : 0) != 0 ||
 	    tw_lat_init(&g_app.order_latency, g_app.latency_out != NULL ? 65536 : 0) != 0) {
@@ -1956,21 +2196,27 @@ main(int argc, char **argv)
 		}
 		act_group_mailbox_stats(tw_chain_decode_group(g_app.chain), &mb);
 		printf("decode.mailbox_enqueued %" PRIu64 "\ndecode.mailbox_full %" PRIu64
-		       "\ndecode.mailbox_max_depth %" PRIu64 "\n", mb.enqueued, mb.full_fails,
-		       mb.max_depth);
+		       "\ndecode.mailbox_max_depth %" PRIu64 "\ndecode.mailbox_control %" PRIu64
+		       "\n", mb.enqueued, mb.full_fails, mb.max_depth, mb.control);
+		act_group_mailbox_stats(tw_chain_order_group(g_app.chain), &mb);
+		printf("order_out.mailbox_enqueued %" PRIu64 "\norder_out.mailbox_full %" PRIu64
+		       "\norder_out.mailbox_dropped %" PRIu64 "\norder_out.mailbox_control %" PRIu64
+		       "\n", mb.enqueued, mb.full_fails, mb.dropped, mb.control);
 		printf("decode.ring_drops %" PRIu64 "\norder.tx_fail %" PRIu64 "\n",
 		       g_app.ring_drops, g_app.tx_fail);
 		if (g_app.player != NULL)
 			printf("player.speed %" PRIu64 ".%03" PRIu64 "\nplayer.frames %" PRIu64
+			       "\nplayer.passes %" PRIu64
 			       "\nplayer.released %" PRIu64 "\nplayer.ring_full %" PRIu64
 			       "\nplayer.no_mbuf %" PRIu64 "\nplayer.filtered %" PRIu64
 			       "\nplayer.span_us %" PRIu64 "\nplayer.error_ns p50 %" PRIu64
 			       " p99 %" PRIu64 " p99.9 %" PRIu64 " max %" PRIu64 "\n",
 			       g_app.speed_milli / 1000, g_app.speed_milli % 1000, ps.frames,
-			       ps.released, ps.ring_full, ps.no_mbuf, ps.filtered,
+			       ps.passes, ps.released, ps.ring_full, ps.no_mbuf, ps.filtered,
 			       ps.span_ns / 1000, ps.err_ns[0], ps.err_ns[1], ps.err_ns[2],
 			       ps.err_ns[3]);
 		printf("rx_drops %" PRIu64 "\n", rx_drops);
+		faults_report(stdout, NULL);
 		tw_chain_print(g_app.chain, stdout, g_app.print_books);
 		if (g_app.latency_out != NULL) {
 			struct tw_lat_header h;

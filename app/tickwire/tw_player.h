@@ -25,6 +25,22 @@
  * (tw_player_step()). It allocates mbufs from the appliance's pool a few
  * packets ahead of their release, so the release itself is a stamp and an
  * enqueue.
+ *
+ * Looping (tw_player_opts.passes > 1): after the last frame the schedule
+ * starts again one mean inter-frame interval later (the pass period), for
+ * a sustained input of any length from a short capture. So that the
+ * appliance sees one continuous session, not the same packets again, each
+ * copy of pass k > 0 is rewritten in its mbuf (the mapped capture is never
+ * written): the MDP 3.0 packet header's MsgSeqNum + k x the span of its
+ * sequence (max - min + 1 over the frames that share it: the A and B
+ * copies of one channel's incremental feed, tw_player_seq_fn), SendingTime
+ * + k x the pass period, and the UDP checksum to match. lib/book's RptSeq
+ * only starts again at a ChannelReset, so the first packet of every
+ * sequence must open with one (tickwire-synth --reset-first writes such a
+ * capture): each pass then starts from empty books at RptSeq 1, as the
+ * first did. tw_player_create() refuses a capture whose sequence opens
+ * otherwise. Snapshot and definition streams (a negative key) are
+ * replayed as captured: a looped capture must not need recovery.
  */
 
 #include <stdatomic.h>
@@ -40,6 +56,10 @@ extern "C" {
 #endif
 
 #define TW_PLAYER_MAX_INPUTS 16
+/** Sequences (distinct keys of tw_player_seq_fn) a looped replay rewrites. */
+#define TW_PLAYER_MAX_SEQUENCES 64
+/** tw_player_opts.passes: replay until stopped. */
+#define TW_PLAYER_FOREVER UINT64_MAX
 
 /**
  * What a released mbuf carries (dynamic field "tickwire_player_stamp").
@@ -65,6 +85,14 @@ tw_player_stamp_t0(const struct tw_player_stamp *st)
 typedef bool (*tw_player_filter_fn)(void *ctx, uint32_t input, const uint8_t *frame,
 				    uint32_t length, uint32_t linktype);
 
+/**
+ * The MsgSeqNum sequence of a frame the filter kept, for a looped replay:
+ * frames with equal keys (>= 0) share one sequence; a negative key leaves
+ * the frame as captured in every pass.
+ */
+typedef int64_t (*tw_player_seq_fn)(void *ctx, uint32_t input, const uint8_t *frame,
+				    uint32_t length, uint32_t linktype);
+
 struct tw_player_input {
 	const char *path;     /**< capture (pcap or pcapng) */
 	struct rte_ring *ring;/**< the rx ring of its port's queue */
@@ -79,17 +107,25 @@ struct tw_player_opts {
 	struct rte_mempool *pool;
 	int stamp_offset;     /**< dynfield offset of struct tw_player_stamp */
 	tw_player_filter_fn filter;  /**< NULL: every frame */
-	void *filter_ctx;
+	void *filter_ctx;            /**< also given to seq */
+	/** times the captures are replayed: 0 or 1 once, TW_PLAYER_FOREVER
+	 *  until stopped (Looping, at the top of this file) */
+	uint64_t passes;
+	tw_player_seq_fn seq;        /**< looping: NULL rewrites nothing */
 };
 
 struct tw_player_stats {
-	uint64_t frames;      /**< frames scheduled (after the filter) */
+	uint64_t frames;      /**< frames scheduled in one pass (after the filter) */
+	uint64_t passes;      /**< passes begun (1 without looping) */
 	uint64_t released;    /**< enqueued into their ring */
 	uint64_t ring_full;   /**< dropped: the rx ring was full (a NIC's imissed) */
 	uint64_t no_mbuf;     /**< dropped: the pool was empty */
 	uint64_t filtered;    /**< frames the filter refused */
-	uint64_t err_ns[4];   /**< actual - scheduled release: p50, p99, p99.9, max */
-	uint64_t span_ns;     /**< scheduled length of the replay */
+	/** actual - scheduled release: p50, p99, p99.9, max (looping: of the
+	 *  last pass's worth of releases) */
+	uint64_t err_ns[4];
+	uint64_t span_ns;     /**< scheduled length of one pass */
+	uint64_t period_ns;   /**< capture time from one pass to the next (looping) */
 };
 
 struct tw_player;
@@ -97,7 +133,9 @@ struct tw_player;
 /**
  * Read every input (kept open: frames are released from the mapped files)
  * and build the schedule. Not on a hot path.
- * @return the player, or NULL with @p err (a message naming the file) filled.
+ * @return the player, or NULL with @p err (a message naming the file, and
+ *         for a capture a looped replay cannot use, the frame and a hint)
+ *         filled.
  */
 struct tw_player *tw_player_create(const struct tw_player_opts *opts, char *err,
 				   size_t err_len);
@@ -116,6 +154,7 @@ bool tw_player_started(const struct tw_player *p);
 
 /**
  * Release every frame due by now, prepare the next ones. Never waits.
+ * Allocates nothing but the mbufs.
  * @return frames released.
  */
 uint32_t tw_player_step(struct tw_player *p);
@@ -126,7 +165,8 @@ uint32_t tw_player_step(struct tw_player *p);
  */
 void tw_player_run(struct tw_player *p, const _Atomic bool *quit);
 
-/** true when every frame was released or dropped (acquire). */
+/** true when every frame of every pass was released or dropped (acquire);
+ *  looping until stopped: once tw_player_run() returned. */
 bool tw_player_done(const struct tw_player *p);
 
 /** The schedule's origin (tw_player_start()). */
@@ -140,6 +180,12 @@ void tw_player_stats(const struct tw_player *p, struct tw_player_stats *st);
 
 /** Frames released so far (any thread; relaxed). */
 uint64_t tw_player_released(const struct tw_player *p);
+
+/**
+ * The counters of tw_player_stats() without the error percentiles (zero):
+ * any thread, at any time (relaxed loads), allocates nothing.
+ */
+void tw_player_counters(const struct tw_player *p, struct tw_player_stats *st);
 
 #ifdef __cplusplus
 }

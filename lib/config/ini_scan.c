@@ -149,11 +149,13 @@ static int scan_entry(const char *path, struct tw_cfg__ini *ini,
 		return -EINVAL;
 	}
 	for (p = ks; p < ke; p++) {
-		if (!is_name_char(*p, false)) {
+		/* '.' groups keys of a section (fault.drop_ppm) */
+		if (!is_name_char(*p, false) && *p != '.') {
 			f = tw_cfg_findings_add(findings, TW_CFG_ERROR, path, line,
 						"key \"%.*s\": '%c' is not allowed in a key name",
 						(int)len, ks, *p);
-			tw_cfg_finding_hint(f, "key names are lower-case letters, digits and '_'");
+			tw_cfg_finding_hint(f, "key names are lower-case letters, digits, '_' "
+					    "and '.'");
 			return -EINVAL;
 		}
 	}

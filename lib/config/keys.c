@@ -48,6 +48,17 @@ static const struct tw_cfg_key keys[] = {
 	{ P, "feed.*", "udp_port", I, REQ, 1, 65535, NULL },
 	{ P, "feed.*", "port", S, REQ, 1, TW_CFG_NAME_MAX - 1, NULL },
 	{ P, "feed.*", "rx_queue", I, OPT, 0, 15, "0" },
+	{ P, "feed.*", "fault.drop_ppm", I, OPT, 0, 1000000, "0" },
+	{ P, "feed.*", "fault.dup_ppm", I, OPT, 0, 1000000, "0" },
+	{ P, "feed.*", "fault.reorder_ppm", I, OPT, 0, 1000000, "0" },
+	{ P, "feed.*", "fault.reorder_window", I, OPT, 1, TW_CFG_FAULT_REORDER_MAX, "4" },
+	{ P, "feed.*", "fault.delay_ppm", I, OPT, 0, 1000000, "0" },
+	{ P, "feed.*", "fault.delay_packets", I, OPT, 1, TW_CFG_FAULT_DELAY_MAX, "16" },
+	{ P, "feed.*", "fault.delay_us", I, OPT, 0, 1000000, "0" },
+	{ P, "feed.*", "fault.first_seq", I, OPT, 0, UINT32_MAX, "0" },
+	{ P, "feed.*", "fault.last_seq", I, OPT, 0, UINT32_MAX, "0" },
+	{ P, "feed.*", "fault.seed", I, OPT, 0, INT64_C(1) << 53, "0" },
+	{ P, "feed.*", "fault.die_after", I, OPT, 0, INT64_C(1) << 53, "0" },
 
 	/* tickwire.cfg */
 	{ C, "lcores", "main", I, REQ, 0, TW_CFG_MAX_LCORES - 1, NULL },
@@ -241,6 +252,9 @@ const char *tw_cfg__suggest(enum tw_cfg_file file, const char *section, const ch
 			continue;
 		candidate = keys[i].name;
 		d = distance(name, candidate);
+		/* a key cut short ("fault.drop" for "fault.drop_ppm") */
+		if (d > 2 && strlen(name) >= 4 && strncmp(candidate, name, strlen(name)) == 0)
+			d = 2;
 		if (d < best_d) {
 			best = candidate;
 			best_d = d;

@@ -509,6 +509,109 @@ static bool parse_multicast(const char *text, uint32_t *group_be)
 	return true;
 }
 
+/* "0.01" for a rate per million: the value it meant, or -1 (not a fraction of 0..1). */
+static int64_t fraction_ppm(const char *text)
+{
+	int64_t whole = 0, ppm = 0, scale = 100000;
+	const char *p = text;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++)
+		whole = whole * 10 + (*p - '0');
+	if (*p++ != '.' || whole > 1 || !isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++, scale /= 10)
+		ppm += (*p - '0') * scale;
+	if (*p != '\0' || whole * 1000000 + ppm > 1000000)
+		return -1;
+	return whole * 1000000 + ppm;
+}
+
+/* A fault.*_ppm key: as get_int(), with a hint for a rate written as a fraction. */
+static bool get_ppm(struct ports_ctx *pc, const char *section, const char *key, uint32_t *out,
+		    uint32_t *line_out)
+{
+	struct tw_cfg_finding *f;
+	const char *text;
+	uint32_t line;
+	int64_t v;
+
+	text = value_of(pc, section, key, &line);
+	if (text != NULL && (v = fraction_ppm(text)) >= 0) {
+		f = error_at(pc, line, "[%s] %s = %s: not an integer per million", section, key,
+			     text);
+		tw_cfg_finding_hint(f, "rates are integers per million (0..1000000): %s is "
+				    "%s = %" PRId64, text, key, v);
+		return false;
+	}
+	if (!get_int(pc, section, key, &v, line_out))
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* [feed.NAME] fault.*: fault injection for tests (tw_config.h struct tw_cfg_fault). */
+static void load_fault(struct ports_ctx *pc, const char *section, struct tw_cfg_feed *feed)
+{
+	struct tw_cfg_fault *ft = &feed->fault;
+	const struct {
+		const char *key;
+		uint32_t *value;
+		bool rate;
+	} u32[] = {
+		{ "fault.drop_ppm", &ft->drop_ppm, true },
+		{ "fault.dup_ppm", &ft->dup_ppm, true },
+		{ "fault.reorder_ppm", &ft->reorder_ppm, true },
+		{ "fault.delay_ppm", &ft->delay_ppm, true },
+		{ "fault.reorder_window", &ft->reorder_window, false },
+		{ "fault.delay_packets", &ft->delay_packets, false },
+		{ "fault.delay_us", &ft->delay_us, false },
+		{ "fault.first_seq", &ft->first_seq, false },
+		{ "fault.last_seq", &ft->last_seq, false },
+	};
+	struct tw_cfg_finding *f;
+	uint32_t line, last_line = 0, i;
+	int64_t v;
+
+	for (i = 0; i < sizeof(u32) / sizeof(u32[0]); i++) {
+		if (u32[i].rate) {
+			get_ppm(pc, section, u32[i].key, u32[i].value, &line);
+		} else if (get_int(pc, section, u32[i].key, &v, &line)) {
+			*u32[i].value = (uint32_t)v;
+		}
+		if (line != 0 && (ft->line == 0 || line < ft->line))
+			ft->line = line;
+		if (u32[i].value == &ft->last_seq)
+			last_line = line;
+	}
+	if (get_int(pc, section, "fault.seed", &v, &line))
+		ft->seed = (uint64_t)v;
+	if (line != 0 && (ft->line == 0 || line < ft->line))
+		ft->line = line;
+	if (get_int(pc, section, "fault.die_after", &v, &line))
+		ft->die_after = (uint64_t)v;
+	if (line != 0 && (ft->line == 0 || line < ft->line))
+		ft->line = line;
+	if (ft->last_seq != 0 && ft->last_seq < ft->first_seq) {
+		f = error_at(pc, last_line, "[%s] fault.last_seq = %u: below fault.first_seq = %u",
+			     section, ft->last_seq, ft->first_seq);
+		tw_cfg_finding_hint(f, "the rates apply to MsgSeqNums first_seq..last_seq "
+				    "(last_seq 0: no end)");
+	}
+	ft->enabled = ft->drop_ppm != 0 || ft->dup_ppm != 0 || ft->reorder_ppm != 0 ||
+		      ft->delay_ppm != 0 || ft->die_after != 0;
+	if (!ft->enabled)
+		return;
+	f = tw_cfg_findings_add(pc->ld->findings, TW_CFG_WARNING, pc->path, ft->line,
+				"[%s]: fault injection on: per million %u dropped, %u duplicated, "
+				"%u reordered, %u delayed; dies after %" PRIu64 " packets%s",
+				section, ft->drop_ppm, ft->dup_ppm, ft->reorder_ppm, ft->delay_ppm,
+				ft->die_after, ft->die_after == 0 ? " (never)" : "");
+	tw_cfg_finding_hint(f, "for tests only: the appliance's rx path loses these packets "
+			    "on purpose; remove the fault.* keys in production");
+}
+
 static void load_feed(struct ports_ctx *pc, const char *section, const char *name)
 {
 	struct tw_cfg *cfg = pc->cfg;
@@ -590,6 +693,7 @@ static void load_feed(struct ports_ctx *pc, const char *section, const char *nam
 					    port->section_line);
 		}
 	}
+	load_fault(pc, section, feed);
 	cfg->n_feeds++;
 }
 

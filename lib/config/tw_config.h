@@ -265,6 +265,31 @@ enum tw_cfg_feed_kind {
 	TW_CFG_FEED_DEFINITION,           /**< instrument definitions */
 };
 
+/**
+ * [feed.NAME] fault.*: fault injection on the appliance's rx path, for tests
+ * (app/tickwire/tw_fault.h). Rates are integers per million. Each decision
+ * is a pure function of (seed, side, channel, the packet's MsgSeqNum), so a
+ * test can recompute which sequence numbers a feed dropped.
+ */
+struct tw_cfg_fault {
+	uint32_t drop_ppm;                /**< packets dropped */
+	uint32_t dup_ppm;                 /**< packets passed on twice */
+	uint32_t reorder_ppm;             /**< packets passed on after 1..reorder_window later ones */
+	uint32_t reorder_window;          /**< 1..TW_CFG_FAULT_REORDER_MAX */
+	uint32_t delay_ppm;               /**< packets held back ... */
+	uint32_t delay_packets;           /**< ... until this many later packets of the feed came, */
+	uint32_t delay_us;                /**< ... or this long (0: by count only) */
+	uint32_t first_seq;               /**< the rates apply from this MsgSeqNum ... */
+	uint32_t last_seq;                /**< ... to this one; 0: no end */
+	uint64_t seed;
+	uint64_t die_after;               /**< the feed goes silent after this many packets; 0 never */
+	bool enabled;                     /**< a rate or die_after is set: the feed has faults */
+	uint32_t line;                    /**< line of its first fault.* key; 0 if none */
+};
+
+#define TW_CFG_FAULT_REORDER_MAX 16   /**< fault.reorder_window at most */
+#define TW_CFG_FAULT_DELAY_MAX 64     /**< fault.delay_packets at most */
+
 /** [feed.NAME]: one multicast stream and where it arrives. */
 struct tw_cfg_feed {
 	char name[TW_CFG_NAME_MAX];       /**< NAME of [feed.NAME] */
@@ -279,6 +304,7 @@ struct tw_cfg_feed {
 	uint32_t section_line;            /**< line of [feed.NAME] */
 	uint32_t port_line;               /**< line of its port key */
 	uint32_t rx_queue_line;           /**< line of its rx_queue key; 0 if absent */
+	struct tw_cfg_fault fault;        /**< fault.* keys (tests) */
 };
 
 /* ------------------------------------------------------------------------ */

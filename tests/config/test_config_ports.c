@@ -424,6 +424,88 @@ static void findings_are_bounded(void **state)
 	fx_free(fx);
 }
 
+/* [feed.NAME] fault.*: parsed, defaults, and a warning that names them. */
+static void fault_keys(void **state)
+{
+	struct fx *fx = fx_new();
+	const struct tw_cfg_fault *ft;
+	struct tw_cfg *cfg;
+
+	(void)state;
+	fx_replace(&fx->ports_text, "udp_port = 15310",
+		   "udp_port = 15310\nfault.drop_ppm = 10000\nfault.reorder_ppm = 5\n"
+		   "fault.seed = 9007199254740992\nfault.die_after = 700\nfault.last_seq = 90");
+	cfg = fx_expect_ok(fx);
+	assert_false(cfg->feeds[0].fault.enabled);
+	assert_int_equal(cfg->feeds[0].fault.line, 0);
+	ft = &cfg->feeds[1].fault;
+	assert_true(ft->enabled);
+	assert_int_equal(ft->drop_ppm, 10000);
+	assert_int_equal(ft->dup_ppm, 0);
+	assert_int_equal(ft->reorder_ppm, 5);
+	assert_int_equal(ft->reorder_window, 4);              /* defaults */
+	assert_int_equal(ft->delay_packets, 16);
+	assert_int_equal(ft->delay_us, 0);
+	assert_int_equal(ft->first_seq, 0);
+	assert_int_equal(ft->last_seq, 90);
+	assert_true(ft->seed == UINT64_C(9007199254740992));
+	assert_true(ft->die_after == 700);
+	assert_int_equal(ft->line, fx_line_of(fx->ports_text, "fault.drop_ppm"));
+	if (fx_find(fx, TW_CFG_WARNING, PORTS, ft->line, "[feed.incr_b]: fault injection on: "
+		    "per million 10000 dropped, 0 duplicated, 5 reordered, 0 delayed; dies after "
+		    "700 packets") == NULL) {
+		fx_dump(fx);
+		fail_msg("no warning naming the faults of [feed.incr_b]");
+	}
+	fx_free(fx);
+}
+
+static void fault_rate_as_fraction(void **state)
+{
+	struct fx *fx = fx_new();
+	const struct tw_cfg_finding *f;
+
+	(void)state;
+	fx_replace(&fx->ports_text, "udp_port = 14310", "udp_port = 14310\nfault.dup_ppm = 0.025");
+	f = fx_expect_error(fx, PORTS, fx_line_of(fx->ports_text, "fault.dup_ppm"),
+			    "[feed.incr_a] fault.dup_ppm = 0.025: not an integer per million");
+	assert_non_null(strstr(f->hint, "fault.dup_ppm = 25000"));
+	fx_free(fx);
+}
+
+static void fault_bad_values(void **state)
+{
+	static const struct {
+		const char *line;
+		const char *where;
+		const char *message;
+	} cases[] = {
+		{ "fault.drop_ppm = 1000001", "fault.drop_ppm",
+		  "[feed.incr_a] fault.drop_ppm = 1000001: out of range 0..1000000" },
+		{ "fault.reorder_window = 17", "fault.reorder_window",
+		  "[feed.incr_a] fault.reorder_window = 17: out of range 1..16" },
+		{ "fault.delay_packets = 0", "fault.delay_packets",
+		  "[feed.incr_a] fault.delay_packets = 0: out of range 1..64" },
+		{ "fault.first_seq = 9\nfault.last_seq = 8", "fault.last_seq",
+		  "[feed.incr_a] fault.last_seq = 8: below fault.first_seq = 9" },
+		{ "fault.die_after = -1", "fault.die_after",
+		  "[feed.incr_a] fault.die_after = -1: out of range 0..9007199254740992" },
+		{ "fault.dropppm = 1", "fault.dropppm", "[feed.incr_a] fault.dropppm: unknown key" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *fx = fx_new();
+		char text[128];
+
+		snprintf(text, sizeof(text), "udp_port = 14310\n%s", cases[i].line);
+		fx_replace(&fx->ports_text, "udp_port = 14310", text);
+		fx_expect_error(fx, PORTS, fx_line_of(fx->ports_text, cases[i].where),
+				cases[i].message);
+		fx_free(fx);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +542,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(desc_not_multiple_of_32),
 		cmocka_unit_test(missing_file),
 		cmocka_unit_test(findings_are_bounded),
+		cmocka_unit_test(fault_keys),
+		cmocka_unit_test(fault_rate_as_fraction),
+		cmocka_unit_test(fault_bad_values),
 	};
 
 	TW_RUN_TESTS(argc, argv, tests);

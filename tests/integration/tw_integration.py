@@ -1232,14 +1232,19 @@ def check_idle(ctx):
           'and books (%d counters)' % (100 * sleepy / busy, len(keys)))
 
 
-def main():
+def parse_args():
+    """The command line of a test script: (arguments, Ctx)."""
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', required=True)
     ap.add_argument('--source', required=True)
     ap.add_argument('--cme-data', required=True)
     ap.add_argument('test')
     a = ap.parse_args()
-    ctx = Ctx(a)
+    return a, Ctx(a)
+
+
+def main():
+    a, ctx = parse_args()
     needs_data = a.test not in ('bad-config', 'ilink', 'ilink-risk', 'topology', 'telemetry',
                                 'arbitration', 'recovery', 'stats', 'preflight', 'rx-clock',
                                 'idle')
