@@ -921,6 +921,43 @@ def check_ilink(ctx):
           (n, n, n))
 
 
+def check_ilink_stale(ctx):
+    """Stale means stop with an iLink 3 session: orders rest (fill-max 0),
+    both feeds die halfway (fault.die_after), the channel falls silent past
+    recovery.silence_ms: every working order is cancelled with an
+    OrderCancelRequest, which the simulator confirms."""
+    sim = Sim(ctx, '--fill-max', '0')
+    die = r'^(\[feed\.incr_[ab]\]\n)=>\g<1>fault.die_after = 4000\n'
+    prof = ctx.profile('ilink-stale', synthetic=True, cfg=sim.session_cfg(ctx, 'ilink-stale') + [
+        r'max_open_orders = \d+;=>max_open_orders = 1000;',
+        r'max_position = \d+;=>max_position = 1000;',
+        r'max_messages_per_second = \d+;=>max_messages_per_second = 10000;',
+        r'silence_ms = \d+;=>silence_ms = 1000;',
+        r'stop_idle_ms = \d+;=>stop_idle_ms = 3000;'], ini=[die])
+    out = ctx.run_tickwire(prof)
+    events = sim.events()
+    c = counters(out)
+    print(out[out.index('== counters'):out.index('== books')])
+    sent, cancels = int(c['order.sent']), int(c['order.cancels_on_stale'])
+    checks = [
+        ('orders rest', sent > 0 and int(c['order.exec.new']) == sent),
+        ('channel silent', int(c['stale.silences']) == 1),
+        ('every instrument halted', int(c['stale.halted']) == int(c['book.instruments'])),
+        ('every working order cancelled', cancels == sent == int(c['order.cancels_sent'])),
+        ('the exchange confirmed', int(c['order.exec.canceled']) == sent ==
+         int(c['strategy.exec.canceled'])),
+        ('simulator OrderCancelRequest', sim_apps(events, 516) == sent),
+        ('the simulator got the orders sent, no more', sim_apps(events, 514) == sent),
+    ]
+    for what, ok in checks:
+        if not ok:
+            print(events)
+            fail('stale with a session: %s' % what)
+    print('ok: %d resting orders; both feeds died, silent 1 s: %s instruments halted, %d '
+          'OrderCancelRequest, %d confirmed by tickwire-ilink-sim' %
+          (sent, c['stale.halted'], cancels, int(c['order.exec.canceled'])))
+
+
 def check_ilink_risk(ctx):
     # fill-max 0: every order rests, so risk.max_open_orders = 2 lets two out
     # and refuses the rest before any byte is written; SIGUSR1 then engages
@@ -1245,9 +1282,9 @@ def parse_args():
 
 def main():
     a, ctx = parse_args()
-    needs_data = a.test not in ('bad-config', 'ilink', 'ilink-risk', 'topology', 'telemetry',
-                                'arbitration', 'recovery', 'stats', 'preflight', 'rx-clock',
-                                'idle')
+    needs_data = a.test not in ('bad-config', 'ilink', 'ilink-risk', 'ilink-stale',
+                                'topology', 'telemetry', 'arbitration', 'recovery', 'stats',
+                                'preflight', 'rx-clock', 'idle')
     if needs_data and not os.path.exists(ctx.capture):
         print('SKIP: %s missing' % ctx.capture)
         sys.exit(77)
@@ -1263,6 +1300,7 @@ def main():
         'report': lambda: check_report(ctx),
         'ilink': lambda: check_ilink(ctx),
         'ilink-risk': lambda: check_ilink_risk(ctx),
+        'ilink-stale': lambda: check_ilink_stale(ctx),
         'topology': lambda: check_topology(ctx),
         'telemetry': lambda: check_telemetry(ctx),
         'join': lambda: check_join(ctx),
