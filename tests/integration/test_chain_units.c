@@ -370,6 +370,15 @@ check_kill_priority(struct run *r)
 	tw_chain_destroy(c);
 }
 
+static struct tw_order
+order_n(uint32_t id)
+{
+	return (struct tw_order){
+		.client_order_id = id, .security_id = 100000, .side = TW_ORDER_BUY, .qty = 1,
+		.price = 1000000000, .mid = 1000000000, .tick = 1000000, .trigger_seq = id,
+	};
+}
+
 /* -- stale means stop ---------------------------------------------------------- */
 
 static bool
@@ -562,6 +571,32 @@ check_stale_means_stop(const char *a, const char *b)
 	CHECK(value(text, "strategy.replies_sent") + value(text, "strategy.replies_refused") ==
 	      st.orders_in);
 	CHECK(st.replies_failed == 0 && st.cancel_failed == 0 && st.halt_table_full == 0);
+	/* order-out itself refuses what a strategy would send on a halted
+	 * instrument (a book still stale), and an order decided before the
+	 * halt of one that resumed (trigger at or before the cut) */
+	{
+		const uint64_t refused = st.refused[TW_ORDER_STALE_BOOK];
+		const uint32_t n_wire = r.n_wire;
+		int32_t halted_id = 0, resumed_id = 0;
+
+		for (int32_t id = 100000; id <= 107000; id += 1000) {
+			if (book_is_stale(c, id))
+				halted_id = id;
+			else
+				resumed_id = id;
+		}
+		CHECK(halted_id != 0 && resumed_id != 0);
+		for (int k = 0; k < 2; k++) {
+			struct tw_order o = order_n(900000 + (uint32_t)k);
+
+			o.security_id = k == 0 ? halted_id : resumed_id;
+			o.trigger_seq = k == 0 ? UINT32_MAX : 1;
+			CHECK(act_send_copy(tw_chain_order_out(c), TW_MSG_ORDER, &o, sizeof(o)) == 0);
+		}
+		act_group_drain(tw_chain_order_group(c));
+		tw_chain_stats(c, &st);
+		CHECK(st.refused[TW_ORDER_STALE_BOOK] == refused + 2 && r.n_wire == n_wire);
+	}
 	/* the oracle: no order written on a stale book, none after its
 	 * instrument's cancel unless it resumed (its book valid again) */
 	for (uint32_t i = 0; i < r.n_wire; i++)
@@ -578,15 +613,6 @@ check_stale_means_stop(const char *a, const char *b)
 }
 
 /* -- risk on every order; the configured overflow policy ------------------------- */
-
-static struct tw_order
-order_n(uint32_t id)
-{
-	return (struct tw_order){
-		.client_order_id = id, .security_id = 100000, .side = TW_ORDER_BUY, .qty = 1,
-		.price = 1000000000, .mid = 1000000000, .tick = 1000000, .trigger_seq = id,
-	};
-}
 
 static void
 risk_opts(struct tw_chain_opts *o, struct run *r)
