@@ -52,12 +52,14 @@ static _Alignas(64) _Atomic uint32_t icount_raw_lock;
 
 enum icount_arm {
 	IC_DIRECT, IC_PRIVATE, IC_LOCKABLE, IC_RAW_LOCK, IC_SEND_BQUEUE, IC_SEND_LOCKFREE,
-	IC_SEND_BQUEUE_INSTR, IC_PRIVATE_RT, IC_LOCKABLE_RT, IC_BIASED, IC_BIASED_RT, IC_ARMS
+	IC_SEND_BQUEUE_INSTR, IC_PRIVATE_RT, IC_LOCKABLE_RT, IC_BIASED, IC_BIASED_RT,
+	IC_SEND_CONTROL, IC_ARMS
 };
 
 static const char *const icount_names[IC_ARMS] = {
 	"direct", "private", "lockable", "raw_lock", "send_bqueue", "send_lockfree",
 	"send_bqueue_instr", "private_rt", "lockable_rt", "biased", "biased_rt",
+	"send_control",
 };
 
 static struct act_group *icount_group(enum act_queue_type q, bool instrument)
@@ -165,6 +167,10 @@ int main(int argc, char **argv)
 			break;
 		case IC_SEND_BQUEUE_INSTR:
 			errors += icount_send(priv_instr, g_instr, i);
+			break;
+		case IC_SEND_CONTROL:   /* act_send_control(), then the step that runs it */
+			errors += act_send_control(priv, 0, &i, sizeof(i)) != 0 ||
+				  act_group_step(g, 1) != 1;
 			break;
 		case IC_PRIVATE_RT:
 			req.hdr.type = 1;
