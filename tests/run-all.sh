@@ -4,8 +4,8 @@
 #   2. ASan+UBSan build: every suite but perf, image and ansible (they test
 #      the rollout and the image, not the sanitized code);
 #   3. TSan build: the concurrent suites (lib/actor);
-#   4. clang fuzz build: the MDP3 libFuzzer harness for $TW_FUZZ_SECONDS
-#      (default 120 s), failing on any crash.
+#   4. clang fuzz build: the libFuzzer harnesses (tests/fuzz) sharing
+#      $TW_FUZZ_SECONDS (default 120 s in all), failing on any crash.
 # Build trees go to $TW_BUILD_ROOT (default: build-tests/ in the source tree).
 # The last line is "N passed, N failed", counted from meson's test logs.
 set -uo pipefail

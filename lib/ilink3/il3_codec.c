@@ -123,9 +123,10 @@ il3_msg_group(const struct il3_msg *msg, unsigned int index, struct il3_group *g
 	const struct il3_group_info *g;
 	const uint8_t *dim;
 
-	if (msg == NULL || group == NULL || msg->info == NULL ||
-			index >= msg->info->group_count)
+	if (msg == NULL || group == NULL || msg->info == NULL)
 		return -EINVAL;
+	if (index >= msg->info->group_count)
+		return -ENOENT;  /* a group added after the layout of this wire version */
 	g = &msg->info->groups[index];
 	if (msg->version < g->since_version)
 		return -ENOENT;

@@ -8,10 +8,8 @@
 
 #include <stdint.h>
 
+#include "fuzz_common.h"
 #include "mdp3.h"
-
-/** Values read are folded in here so that no read is optimised away. */
-extern volatile uint64_t fuzz_sink;
 
 /**
  * Call every typed accessor of the message's template (root fields, every

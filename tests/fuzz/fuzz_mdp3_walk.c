@@ -20,21 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "fuzz_mdp3.h"
 #include "mdp3.h"
 
-volatile uint64_t fuzz_sink;
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define FUZZ_CHECK(cond)                                                               \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "fuzz_mdp3_walk: %s:%d: broken promise: %s\n",  \
-					__FILE__, __LINE__, #cond);                    \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
 
 /* Deepest group nesting followed (CME has none; the walker allows more). */
 #define MAX_NESTING 8

@@ -1,13 +1,23 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Seed corpus of the MDP3 fuzzer: the UDP and TCP payloads of the public
-CME captures under DATA/pcap (pcap or pcapng; Ethernet, VLAN, Linux cooked,
-raw IP) and of the captures given on the command line (tickwire-synth
-output), one file per distinct payload, named by its SHA-1.  At most
---max-per-file payloads are taken from a capture, evenly spread over it.
-A missing DATA directory is not an error (only the given captures are used).
+"""Seed corpora of the fuzz harnesses, one file per distinct seed, named by
+its SHA-1.
 
-usage: make_corpus.py --data DATA --out DIR --stamp FILE [CAPTURE...]
+Captures (the MDP3 harness; with --only, the iLink 3 decoder): the UDP and
+TCP payloads of the public CME captures under DATA/pcap (pcap or pcapng;
+Ethernet, VLAN, Linux cooked, raw IP) whose path contains --only, and of the
+captures given on the command line (tickwire-synth output).  At most
+--max-per-file payloads are taken from a capture, evenly spread over it.  A
+missing DATA directory is not an error (only the given captures are used).
+
+--plain (the config harnesses): the files given are the seeds, as they are
+(dpdk-config/*/ports.ini, tickwire.cfg).
+
+No seed at all is an error unless --allow-empty (another generator fills the
+harness's other seed directory).
+
+usage: make_corpus.py [--data DATA [--only TEXT]] [--plain] [--allow-empty]
+                      --out DIR --stamp FILE [FILE...]
 """
 import argparse
 import glob
@@ -102,24 +112,34 @@ def payload(linktype, frame):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--data', required=True)
+    ap.add_argument('--data')
+    ap.add_argument('--only', default='')
+    ap.add_argument('--plain', action='store_true')
+    ap.add_argument('--allow-empty', action='store_true')
     ap.add_argument('--out', required=True)
     ap.add_argument('--stamp', required=True)
     ap.add_argument('--max-per-file', type=int, default=300)
-    ap.add_argument('captures', nargs='*')
+    ap.add_argument('files', nargs='*')
     args = ap.parse_args()
-    captures = sorted(glob.glob(os.path.join(args.data, 'pcap', '**', '*.pcap*'),
-                            recursive=True))
-    if not captures:
-        print('make_corpus.py: no capture under %s/pcap: synthetic seeds only' % args.data)
+    captures = []
+    if args.data is not None:
+        captures = sorted(p for p in glob.glob(os.path.join(args.data, 'pcap', '**', '*.pcap*'),
+                                               recursive=True) if args.only in p)
+        if not captures:
+            print('make_corpus.py: no capture under %s/pcap: synthetic seeds only' % args.data)
     shutil.rmtree(args.out, ignore_errors=True)
     os.makedirs(args.out)
     total = 0
-    for path in captures + args.captures:
-        payloads = [p for lt, fr in frames(path) for p in [payload(lt, fr)] if p]
-        step = max(1, len(payloads) // args.max_per_file)
+    for path in captures + args.files:
+        if args.plain and path in args.files:
+            with open(path, 'rb') as f:
+                seeds = [f.read()]
+        else:
+            payloads = [p for lt, fr in frames(path) for p in [payload(lt, fr)] if p]
+            step = max(1, len(payloads) // args.max_per_file)
+            seeds = payloads[::step][:args.max_per_file]
         taken = 0
-        for p in payloads[::step][:args.max_per_file]:
+        for p in seeds:
             name = os.path.join(args.out, hashlib.sha1(p).hexdigest())
             if not os.path.exists(name):
                 with open(name, 'wb') as f:
@@ -127,13 +147,12 @@ def main():
                 taken += 1
         total += taken
         print('%5d seeds from %s' % (taken, os.path.relpath(path)))
-    if total == 0:
+    if total == 0 and not args.allow_empty:
         print('make_corpus.py: no seed found', file=sys.stderr)
         return 1
     with open(args.stamp, 'w') as f:
         f.write('%d seeds in %s\n' % (total, args.out))
     return 0
-
 
 if __name__ == '__main__':
     sys.exit(main())
