@@ -755,6 +755,17 @@ def check_paced(ctx):
                            PACED_CFG, PACED_INI, synthetic=True, base='study')
         out = ctx.run_tickwire(prof, timeout=90, extra=extra)
         c = counters(out)
+        # unpaced, the captures go in as fast as the port gives them: on a
+        # loaded machine the hand-off can overflow, and a run that lost
+        # packets on the way in is no reference; run it again (twice at most)
+        for _ in range(2):
+            if extra or c.get('rx_drops') == '0':
+                break
+            print('%s: %s rx drops (machine busy), again' % (name, c.get('rx_drops')))
+            out = ctx.run_tickwire(prof, timeout=90, extra=extra)
+            c = counters(out)
+        if not extra and c.get('rx_drops') != '0':
+            fail('%s: %s rx drops in three runs: no reference' % (name, c.get('rx_drops')))
         if extra:
             h, recs = latency_file(os.path.join(prof, 'latency.bin'))
             if not h['flags'] & 4 or h['speed_milli'] != 2000:

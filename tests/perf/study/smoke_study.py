@@ -47,7 +47,8 @@ def main():
         if not t['rate'].get(topo, {}).get('steps'):
             fail('rate %s: no step ran' % topo)
     if not t['consistency'].get('same_books_and_orders'):
-        fail('paced and unpaced runs differ: %s' % t['consistency'])
+        fail('paced and unpaced runs differ (runs that dropped packets on the way in are '
+             'left out; at least two must remain): %s' % t['consistency'])
     runs = d.get('report', {}).get('runs', [])
     if len(runs) != 2 or d['report'].get('comparison') is None:
         fail('the report holds %d runs and no comparison' % len(runs))
