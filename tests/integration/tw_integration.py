@@ -726,6 +726,11 @@ PACED_CFG = [r'gap_wait_us = \d+;=>gap_wait_us = 1000000;']
 # ... and rx rings of 4096 (a NIC's deep setting): a stall of the decode
 # lcore on a loaded test machine must not overflow them
 PACED_INI = [r'^rx_desc = 1024$=>rx_desc = 4096']
+# the unpaced reference: a hand-off and a pool that hold the whole synthetic
+# capture (2 x 12,867 packets), so that however the lcores are scheduled
+# nothing is dropped on the way in
+UNPACED_CFG = [r'(capture_to_decode = \{[^}]*?capacity = )\d+=>\g<1>65536']
+UNPACED_INI = [r'^mbufs = \d+$=>mbufs = 65535']
 
 BOOK_KEYS = ('book.hash', 'book.packets_applied', 'book.messages', 'book.entries',
              'book.book_updates', 'book.trades', 'book.rpt_seq_gaps', 'arb.lost_packets',
@@ -752,7 +757,9 @@ def check_paced(ctx):
                                   ('paced-two-stage', 'two-stage', ['--pace', '2']),
                                   ('paced-one-thread', 'one-thread', ['--pace', '2'])):
         prof = ctx.profile(name, [r'^topology = .*$=>topology = "%s";' % topology] +
-                           PACED_CFG, PACED_INI, synthetic=True, base='study')
+                           PACED_CFG + ([] if extra else UNPACED_CFG),
+                           PACED_INI + ([] if extra else UNPACED_INI), synthetic=True,
+                           base='study')
         out = ctx.run_tickwire(prof, timeout=90, extra=extra)
         c = counters(out)
         # unpaced, the captures go in as fast as the port gives them: on a
