@@ -996,7 +996,11 @@ def check_ilink_risk(ctx):
     prof = ctx.profile('ilink-risk', synthetic=True, infinite=True,
                        cfg=sim.session_cfg(ctx, 'ilink-risk') + [
                            r'max_open_orders = \d+;=>max_open_orders = 2;',
-                           r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
+                           r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'] +
+                       # the first pass whole in the hand-off: a loss (a
+                       # busy machine) would halt the books, and the orders
+                       # would be refused as stale_book, not by risk
+                       UNPACED_CFG,
                        ini=[r'^mbufs = \d+$=>mbufs = 65535'])
     prefix = 'tw-ilink-risk-%d' % os.getpid()
     cmd = [ctx.tickwire, '--file-prefix', prefix, '--',
