@@ -141,9 +141,10 @@ const struct tw_cfg_key *tw_cfg__key_find(enum tw_cfg_file file, const char *sec
 {
 	size_t i;
 
+	/* the name first: it rules out nearly every entry in one compare */
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (keys[i].file == file && section_matches(keys[i].section, section) &&
-		    strcmp(keys[i].name, name) == 0)
+		if (keys[i].file == file && strcmp(keys[i].name, name) == 0 &&
+		    section_matches(keys[i].section, section))
 			return &keys[i];
 	return NULL;
 }

@@ -13,7 +13,8 @@
 #   TW_FUZZ_HARNESS_SECONDS  this harness's own budget instead (run-fuzz.sh)
 #   TW_FUZZ_RUNS     also stop after this many executions (libFuzzer -runs)
 #   TW_FUZZ_WORK     when set, WORK_DIR is TW_FUZZ_WORK/<harness> instead
-#   TW_FUZZ_FLAGS    further libFuzzer flags (suite `fuzz` sets a harness's own)
+#   TW_FUZZ_HARNESS_FLAGS  the harness's own libFuzzer flags (tests/fuzz/meson.build)
+#   TW_FUZZ_FLAGS    further libFuzzer flags of the caller (run-fuzz.sh passes them on)
 #   TW_FUZZ_TIMEOUT  seconds one input may take (default 10; a machine shared
 #                    with busy-polling programs may stall a process longer)
 # Leaks inside Debian's libraries listed in lsan.supp are not reported.
@@ -55,7 +56,7 @@ started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 # New inputs go to the first directory; the seeds are only read.
 # shellcheck disable=SC2086
 "$fuzzer" -max_total_time="$secs" ${runs:+-runs="$runs"} -timeout="$timeout" -rss_limit_mb=2048 \
-	${TW_FUZZ_FLAGS:-} -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+	${TW_FUZZ_HARNESS_FLAGS:-} ${TW_FUZZ_FLAGS:-} -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
 	"$work/corpus" "${seeds[@]}" 2>&1 | tee "$log" |
 	grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)'
 rc=${PIPESTATUS[0]}

@@ -16,6 +16,7 @@
 #   TW_FUZZ_RUNS    also stop each harness after this many executions
 #   TW_FUZZ_JOBS    harnesses run at once (default 1)
 #   TW_FUZZ_TIMEOUT seconds one input may take (default 10)
+#   TW_FUZZ_FLAGS   further libFuzzer flags for every harness
 # CME data comes from the cme_data meson option as usual.
 set -euo pipefail
 secs=${1:-}
