@@ -20,14 +20,17 @@
  * Errors used throughout:
  *  - -ELOOP     a synchronous call would re-enter an actor already on this
  *               thread's call chain (see act_last_cycle()); no lock taken.
- *  - -EDEADLK   a blocking acquire found a cross-thread wait-for cycle.
+ *  - -EDEADLK   a blocking acquire, or a send blocked on a full mailbox,
+ *               found a cross-thread wait-for cycle.
  *  - -EBUSY     act_fast_send_x() found the receiver's lock held; also
  *               act_group_edge() once the group ran, and an
- *               act_group_step() nested in the group's own handler.
+ *               act_group_step() or act_group_drain() called from
+ *               inside a handler.
  *  - -EPERM     a synchronous delivery to a group-private actor from a
  *               thread other than its group's.
  *  - -EAGAIN    mailbox full under ACT_OVERFLOW_FAIL.
- *  - -ESHUTDOWN the receiver is not running (not started, or stopped).
+ *  - -ESHUTDOWN the receiver is not running (not started, or stopped); an
+ *               asynchronous reply to a sender stopped or destroyed.
  *  - -ENOTSUP   no handler for the message type.
  *  - -EMSGSIZE  payload or reply larger than what the buffer or pool holds.
  *  - -ENOMEM    the message pool is exhausted.
@@ -182,8 +185,12 @@ struct act_runtime_opts {
  */
 int act_init(const struct act_runtime_opts *opts);
 
-/** Set the system-wide cycle policy. Any thread; takes effect for later calls. */
-void act_set_cycle_policy(enum act_cycle_policy policy);
+/**
+ * Set the system-wide cycle policy (DEFAULT: conservative). Any thread;
+ * takes effect for later calls (a relaxed store: a call racing with it uses
+ * the old or the new policy). @return 0, -EINVAL (not a policy).
+ */
+int act_set_cycle_policy(enum act_cycle_policy policy);
 
 /** Largest payload act_msg_alloc() accepts. */
 uint32_t act_msg_max_payload(void);
@@ -279,6 +286,9 @@ struct act_mailbox_stats {
 	uint64_t full_fails;   /**< -EAGAIN returns (FAIL policy, or BLOCK from own thread) */
 	uint64_t dropped;      /**< DROP_NEWEST drops */
 	uint64_t blocked;      /**< times a producer waited for space */
+	/** blocking sends refused with -EDEADLK: waiting for space would
+	 *  have closed a wait-for cycle (see act_send()) */
+	uint64_t deadlocks;
 	uint64_t max_depth;    /**< largest depth seen at enqueue; 0 unless instrumented */
 	uint64_t discarded;    /**< left in the mailbox, the lane or a batch at destroy */
 	uint64_t lane;         /**< of those enqueued, messages that took the lane */
@@ -384,9 +394,12 @@ int act_group_bind(struct act_group *g);
  * Caller-driven run: run up to @p max messages (0 = the group's batch),
  * lane first (see "Same-thread lane"), without sleeping. Binds the calling
  * thread on first use.
+ * Not from inside a handler (of any group, in either delivery mode): the
+ * loop runs with an empty call chain, so that the locks it takes cannot
+ * close a cycle and a member never runs inside its own handler.
  * @return messages run (>= 0), -EALREADY if the group has its own thread or
- *         is bound to another one, -EBUSY if called from a handler that
- *         this group's loop is running (a step does not nest).
+ *         is bound to another one, -EBUSY if called from inside a handler
+ *         (act_chain_depth() != 0; nothing run).
  */
 int act_group_step(struct act_group *g, uint32_t max);
 
@@ -511,6 +524,9 @@ struct act_actor_stats {
 	uint64_t cycles;           /**< -ELOOP returns for calls to this actor */
 	uint64_t deadlocks;        /**< -EDEADLK returns for calls to this actor */
 	uint64_t bias_revocations; /**< lock_bias: biases revoked (normally 0 or 1) */
+	/** act_reply() to an asynchronous message whose sender had stopped or
+	 *  been destroyed: refused (-ESHUTDOWN), counted on the replier */
+	uint64_t orphan_replies;
 };
 
 /**
@@ -528,17 +544,31 @@ int act_actor_start(struct act_actor *a);
 
 /**
  * Stop accepting messages: later deliveries return -ESHUTDOWN. A handler in
- * progress finishes. For an own-mailbox actor, its thread is stopped too.
- * @return 0.
+ * progress finishes. For an own-mailbox actor, its thread is stopped too,
+ * as act_group_stop() does; called from that thread (its own handler) it
+ * cannot be joined: deliveries are refused from now on, the thread keeps
+ * running, and the call returns act_group_stop()'s -EINVAL (stop it again
+ * from another thread).
+ * @return 0, -EINVAL (own-mailbox actor, from its own thread).
  */
 int act_actor_stop(struct act_actor *a);
 
 /**
- * Destroy a stopped actor. Its group must not be running it (stop the group
- * or drain it first), and no delivery call to it (the fast_send family) may
+ * Destroy a stopped actor. Its group must be idle: not started, stopped, or
+ * driven by the calling thread between steps (act_group_step(),
+ * act_group_drain()); and no delivery call to it (the fast_send family) may
  * still be running on any thread: a caller whose handler run has finished
  * may still be releasing the actor's lock until its call returns. NULL is
  * ignored.
+ *
+ * Messages in flight. A message queued for the actor is dropped when its
+ * group's loop reaches it (counted in act_mailbox_stats::dequeued) or when
+ * the group is destroyed (discarded). A message the actor sent that is
+ * still queued anywhere (a mailbox, a lane, a control queue) keeps the
+ * actor's memory until it leaves its queue, so its receiver may still read
+ * act_msg::sender; an act_reply() to it returns -ESHUTDOWN, counted in the
+ * replier's act_actor_stats::orphan_replies. The memory goes with the last
+ * such message.
  */
 void act_actor_destroy(struct act_actor *a);
 
@@ -554,8 +584,14 @@ void *act_actor_state(const struct act_actor *a);
 /** Counters of an actor. Any thread. */
 void act_actor_stats(const struct act_actor *a, struct act_actor_stats *st);
 
-/** Set the actor's cycle policy (DEFAULT = follow the system). */
-void act_actor_set_cycle_policy(struct act_actor *a, enum act_cycle_policy p);
+/**
+ * Set the actor's cycle policy (DEFAULT = follow the system), as
+ * act_actor_opts::cycle_policy does at create. Any thread; takes effect
+ * for later calls (a relaxed atomic store: a call racing with it uses the
+ * old or the new policy). @return 0, -EINVAL (NULL actor or not a policy;
+ * nothing changed).
+ */
+int act_actor_set_cycle_policy(struct act_actor *a, enum act_cycle_policy p);
 
 /** Time for handlers: the clock of the actor's group. */
 static inline uint64_t act_now(const struct act_actor *self)
@@ -578,7 +614,19 @@ static inline uint64_t act_now(const struct act_actor *self)
  * as it is). On -EAGAIN, -ESHUTDOWN, -EINVAL the caller still owns
  * it. Under ACT_OVERFLOW_DROP_NEWEST a full mailbox frees @p m, counts it and
  * returns 0.
- * @return 0, -EAGAIN, -ESHUTDOWN, -ENOTSUP, -EINVAL (not a pooled message).
+ *
+ * A full mailbox under ACT_OVERFLOW_BLOCK makes the caller wait for space.
+ * That wait is an edge of the wait-for graph the deadlock walk follows
+ * (DESIGN.md 2, "Cycles across threads"; lib/actor/README.md): the caller
+ * waits for the thread that runs the receiving group. If the wait would
+ * close a cycle (that thread waits, directly or along a chain, for a lock
+ * this caller holds or for space in a mailbox this caller's thread runs),
+ * the send returns -EDEADLK instead of waiting for ever: the caller keeps
+ * the message, counted in act_mailbox_stats::deadlocks. Either side of
+ * such a cycle may be the one refused (a fast_send waiting for the lock
+ * gets -EDEADLK too); one is.
+ * @return 0, -EAGAIN, -ESHUTDOWN, -ENOTSUP, -EDEADLK, -EINVAL (not a pooled
+ *         message).
  */
 int act_send(struct act_actor *to, struct act_msg *m);
 
@@ -648,10 +696,10 @@ int act_fast_send_x(struct act_actor *to, struct act_msg *req, void *reply, uint
 
 /**
  * The general form: @p wait selects the family member, @p flags the per-call
- * cycle policy (enum act_call_flags).
+ * cycle policy (at most one of enum act_call_flags; other bits: -EINVAL).
  */
 int act_fast_send_opt(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap,
-		      enum act_wait wait, unsigned flags);
+		      enum act_wait wait, enum act_call_flags flags);
 
 /**
  * Synchronous send along a declared edge (act_group_edge()): inline in the
@@ -702,13 +750,23 @@ int act_fast_send_void(struct act_actor *to, struct act_msg *req);
  * message of type @p type to the sender as act_send_copy() does (its
  * mailbox, or its group's lane from that group's thread). Call from the
  * handler that received @p m.
- * @return 0, -EALREADY (already replied), -EMSGSIZE, -ENOTCONN (async and no
+ *
+ * One reply per message: the first reply that returns 0 uses it up, and
+ * later ones return -EALREADY. A reply that returns an error was not made
+ * and may be retried (a shorter one after -EMSGSIZE, say). A synchronous
+ * caller whose handler ended after a reply that did not fit, without one
+ * that did, gets -EMSGSIZE from its fast_send.
+ * An asynchronous reply to a sender that has stopped or been destroyed
+ * returns -ESHUTDOWN, counted in act_actor_stats::orphan_replies (see
+ * act_actor_destroy(): the message keeps the sender's memory).
+ * @return 0, -EALREADY (already replied), -EMSGSIZE, -ESHUTDOWN, -ENOTCONN (async and no
  *         sender), -ENOMEM, or an error from act_send().
  */
 int act_reply(struct act_msg *m, uint32_t type, const void *data, uint32_t len);
 
 /**
  * Sync-only reply: never allocates; fails on an asynchronous message.
+ * Same one-reply rule as act_reply(): an error does not use the reply up.
  * @return 0, -EPROTO (delivered asynchronously), -EALREADY, -EMSGSIZE.
  */
 int act_reply_sync(struct act_msg *m, uint32_t type, const void *data, uint32_t len);
@@ -757,7 +815,16 @@ struct act_pool_opts {
 	uint32_t prealloc_blocks;   /**< blocks allocated and touched at create */
 	uint32_t chunk_blocks;      /**< blocks added per growth step; 0 = 1024 */
 	uint32_t max_blocks;        /**< hard bound; 0 = prealloc_blocks (no growth) */
-	uint32_t cache_size;        /**< per-thread cache target; 0 = 64, at most 512 */
+	/**
+	 * Per-thread cache target; 0 = 64, at most 512. A thread's cache
+	 * holds up to 2 * cache_size free blocks that only that thread
+	 * allocates from: with max_blocks reached, act_pool_alloc() fails
+	 * (ENOMEM, counted in failures) while up to threads * 2 * cache_size
+	 * blocks sit free in other threads' caches. Size max_blocks for the
+	 * blocks live at once plus that; a pool whose max_blocks is at most
+	 * 2 * cache_size can be emptied into one thread's cache.
+	 */
+	uint32_t cache_size;
 };
 
 /** Pool statistics (sum over threads; approximate while threads run). */

@@ -44,6 +44,7 @@
 #define ACT__F_VOID 0x8u    /* sync via fast_send_void: a reply is discarded */
 #define ACT__F_TRUNC 0x10u  /* the sync reply did not fit the buffer */
 #define ACT__F_SPILL 0x20u  /* sent for the lane, queued in the mailbox (group.c) */
+#define ACT__F_SENDER_REF 0x40u /* holds a reference on m->sender (actor.c, Sender) */
 #define ACT__F_CLASS_SHIFT 8
 #define ACT__F_CLASS_MASK (0xfu << ACT__F_CLASS_SHIFT)
 
@@ -75,6 +76,13 @@ struct act__thread {
 	 * (seq_cst); the pairing is described at act__lock_contended().
 	 */
 	_Atomic(struct act_actor *) waiting_on;
+	/*
+	 * Group whose full mailbox this thread waits on for space (a blocking
+	 * send, ACT_OVERFLOW_BLOCK), NULL otherwise: the other kind of edge of
+	 * the wait-for graph (actor.c, Deadlock walk). Same access rules as
+	 * waiting_on.
+	 */
+	_Atomic(struct act_group *) waiting_space;
 	unsigned last_cycle_len;
 	struct act_chain_entry last_cycle[ACT_CHAIN_MAX + 1];
 };
@@ -99,7 +107,7 @@ struct act_actor {
 	/* read by every delivery */
 	_Atomic uint32_t state; /* enum act__actor_state */
 	bool group_private;
-	uint8_t cycle_policy;  /* enum act_cycle_policy */
+	_Atomic uint8_t cycle_policy; /* enum act_cycle_policy; relaxed */
 	bool own_group; /* group created for this actor alone */
 	/* lock release: a store-release with the sleeper protocol (true), or
 	 * the exchange (false: membarrier unavailable); fixed at creation */
@@ -139,8 +147,10 @@ struct act_actor {
 	 * reader trusts it only if its own chain holds this actor there. On
 	 * the lock line: a lockable caller reads it just before its CAS. */
 	_Atomic uint32_t chain_pos;
-	/* one reference per message queued in the mailbox plus one for the
-	 * creator (messages on the lane hold none: lane_queued) */
+	/* one reference per message queued in the mailbox, one per queued
+	 * message that names it as sender (ACT__F_SENDER_REF), plus one for
+	 * the creator (messages on the lane hold none for their receiver:
+	 * lane_queued; see actor.c, Sender, for the sender's) */
 	act__cache_aligned _Atomic uint32_t refs;
 	/* messages for this actor on its group's lane (group.c, Lane): written
 	 * by the group's thread alone (relaxed load and store, no RMW); read by
@@ -160,6 +170,9 @@ struct act_actor {
 	/* biases revoked (at most one per lock_bias actor, give or take a
 	 * re-bias on a stale read) */
 	_Atomic uint64_t bias_revocations;
+	/* asynchronous replies refused: the sender had stopped or was
+	 * destroyed (act_reply(), -ESHUTDOWN) */
+	_Atomic uint64_t orphan_replies;
 };
 
 /*

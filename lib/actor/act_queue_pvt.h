@@ -163,6 +163,10 @@ struct act__lfqueue {
 /** A mailbox queue. Fields are private; use the act__queue_* calls. */
 struct act__queue {
 	enum act_queue_type type;
+	/* the group whose mailbox this is (group.c sets it after init), NULL
+	 * for a bare queue: a producer blocked for space publishes it for the
+	 * deadlock walk (actor.c) */
+	struct act_group *owner;
 	union {
 		struct act__bqueue bq;   /* BQUEUE, BQUEUE_BATCHED */
 		struct act__sharded sh;  /* SHARDED */
@@ -223,6 +227,12 @@ void act__queue_close(struct act__queue *q);
 uint32_t act__queue_count(const struct act__queue *q);
 
 /* Slow paths of the inline calls; not for direct use. */
+/* actor.c: the deadlock walk of a producer waiting for space in @g's
+ * mailbox (NULL: a bare queue, nothing to do); queue.c's waits call them */
+struct act_group;
+bool act__space_wait(struct act_group *g, bool first);
+void act__space_wait_end(struct act_group *g);
+
 int act__bq_wait_space(struct act__bqueue *bq, bool block);
 int act__sh_wait_space(struct act__sharded *sh, struct act__lane *lane, bool block);
 int act__lf_wait_space(struct act__lfqueue *lf, bool block);

@@ -207,25 +207,91 @@ static uint32_t lock_owner(struct act_actor *a)
 	return w & ~ACT__LOCK_WAITERS;
 }
 
-/* True if following owners from @a leads back to @self. */
-static bool deadlock_walk(struct act_actor *a, const struct act__thread *self)
+/*
+ * Deadlock walk. The wait-for graph has two kinds of edges, each published
+ * by the waiting thread before it walks and cleared when it stops waiting:
+ *  - waiting_on: the thread waits for an actor's lock; it waits for the
+ *    lock's owner (lock_owner());
+ *  - waiting_space: the thread waits for space in a group's full mailbox
+ *    (a blocking send); it waits for the thread that runs the group, the
+ *    only one that frees slots (act_group::bound; none while nobody runs
+ *    it, and then there is no cycle through it).
+ * The thread @t waits for, or NULL.
+ */
+static struct act__thread *waits_for(const struct act__thread *t)
 {
+	struct act_actor *a = atomic_load(&t->waiting_on);
+	struct act_group *g;
+	uint32_t owner;
+
+	if (a != NULL) {
+		owner = lock_owner(a);
+		return owner != 0 ? atomic_load(&act__threads[owner]) : NULL;
+	}
+	g = atomic_load(&t->waiting_space);
+	return g != NULL ? atomic_load(&g->bound) : NULL;
+}
+
+/*
+ * True if following the waits from @self (whose own wait is published)
+ * leads back to @self. seq_cst loads: pair with the seq_cst publications,
+ * so of two threads that close a cycle the later one to publish sees it.
+ */
+static bool deadlock_walk(const struct act__thread *self)
+{
+	const struct act__thread *t = self;
 	uint32_t hops;
 
-	for (hops = 0; hops < ACT__MAX_THREADS && a != NULL; hops++) {
-		uint32_t owner = lock_owner(a);
-		struct act__thread *t;
-
-		if (owner == 0)
-			return false;
-		if (owner == self->id)
-			return true;
-		t = atomic_load(&act__threads[owner]);
+	for (hops = 0; hops < ACT__MAX_THREADS; hops++) {
+		t = waits_for(t);
 		if (t == NULL)
 			return false;
-		a = atomic_load(&t->waiting_on);
+		if (t == self)
+			return true;
 	}
 	return false;
+}
+
+/*
+ * A producer about to sleep on @g's full mailbox (queue.c, the waits for
+ * space): publish the edge when @first, then walk. True: a cycle, the send
+ * must fail with -EDEADLK. Outside groups (a bare queue) nothing to do.
+ */
+bool act__space_wait(struct act_group *g, bool first)
+{
+	struct act__thread *self;
+
+	if (g == NULL)
+		return false;
+	self = act__self_thread();
+	if (first)
+		atomic_store(&self->waiting_space, g);
+	if (!deadlock_walk(self))
+		return false;
+	act__stat_inc_shared(&g->deadlocks);
+	return true;
+}
+
+/* The producer stopped waiting for space (any outcome). */
+void act__space_wait_end(struct act_group *g)
+{
+	if (g != NULL)
+		atomic_store(&act__tls_thread.waiting_space, NULL);
+}
+
+/*
+ * The wait of a mailbox delivery (run_async()): adaptive, and it never
+ * gives up. The group's loop holds no lock there, so the cycle its wait
+ * closes always runs through another waiter's edge, which that waiter's
+ * walk reports (a blocking send's timed re-walk, act__space_wait()); the
+ * loop keeps its edge published and sleeps instead of walking.
+ */
+#define ACT__WAIT_MUST ((enum act_wait)(ACT_WAIT_NONE + 1))
+
+/* A wait in mode @wait gives up here: a cycle, unless it must not. */
+static inline bool cycle_closed(const struct act__thread *self, enum act_wait wait)
+{
+	return wait != ACT__WAIT_MUST && deadlock_walk(self);
 }
 
 /* Test knobs (actor_pvt.h). */
@@ -282,14 +348,15 @@ static int bias_wait_step(struct act_actor *a, struct act__thread *self, enum ac
 {
 	const struct timespec poll = {0, 20 * 1000};
 
+	(void)a;
 	if (wait == ACT_WAIT_SPIN || *spins < ACT__ADAPTIVE_SPINS) {
 		act__cpu_relax();
-		if (++*spins % ACT__SPIN_WALK_EVERY == 0 && deadlock_walk(a, self))
+		if (++*spins % ACT__SPIN_WALK_EVERY == 0 && cycle_closed(self, wait))
 			return -EDEADLK;
 		return 0;
 	}
 	nanosleep(&poll, NULL);
-	return deadlock_walk(a, self) ? -EDEADLK : 0;
+	return cycle_closed(self, wait) ? -EDEADLK : 0;
 }
 
 /*
@@ -383,7 +450,7 @@ static int lock_contended(struct act_actor *a, struct act__thread *self, enum ac
 
 	/* seq_cst: pairs with the seq_cst loads of other threads' walks. */
 	atomic_store(&self->waiting_on, a);
-	if (deadlock_walk(a, self)) {
+	if (cycle_closed(self, wait)) {
 		rc = -EDEADLK;
 		goto out;
 	}
@@ -411,9 +478,10 @@ static int lock_contended(struct act_actor *a, struct act__thread *self, enum ac
 			continue;
 		}
 		if (wait == ACT_WAIT_SPIN ||
-		    (wait == ACT_WAIT_ADAPTIVE && spins < ACT__ADAPTIVE_SPINS)) {
+		    ((wait == ACT_WAIT_ADAPTIVE || wait == ACT__WAIT_MUST) &&
+		     spins < ACT__ADAPTIVE_SPINS)) {
 			act__cpu_relax();
-			if (++spins % ACT__SPIN_WALK_EVERY == 0 && deadlock_walk(a, self)) {
+			if (++spins % ACT__SPIN_WALK_EVERY == 0 && cycle_closed(self, wait)) {
 				rc = -EDEADLK;
 				goto out;
 			}
@@ -438,7 +506,7 @@ static int lock_contended(struct act_actor *a, struct act__thread *self, enum ac
 			v = atomic_load_explicit(&a->lock, memory_order_relaxed);
 			if (v == 0)
 				continue;
-			if (deadlock_walk(a, self)) {
+			if (cycle_closed(self, wait)) {
 				rc = -EDEADLK;
 				goto out;
 			}
@@ -457,7 +525,7 @@ static int lock_contended(struct act_actor *a, struct act__thread *self, enum ac
 				continue;
 			v |= ACT__LOCK_WAITERS;
 		}
-		if (deadlock_walk(a, self)) {
+		if (cycle_closed(self, wait)) {
 			rc = -EDEADLK;
 			goto out;
 		}
@@ -531,7 +599,7 @@ struct act_actor *act_actor_create(const struct act_actor_opts *o)
 	a->handler_count = o->handler_count;
 	a->state_ptr = o->state;
 	a->group_private = o->group_private;
-	a->cycle_policy = (uint8_t)o->cycle_policy;
+	atomic_init(&a->cycle_policy, (uint8_t)o->cycle_policy);
 	a->release_store = o->lock_release_store && act__membarrier_ok &&
 			   !atomic_load_explicit(&act__test_lock_release_exchange,
 						 memory_order_relaxed);
@@ -582,9 +650,8 @@ int act_actor_start(struct act_actor *a)
 int act_actor_stop(struct act_actor *a)
 {
 	atomic_store(&a->state, ACT__ACTOR_STOPPED);
-	if (a->own_group)
-		act_group_stop(a->group);
-	return 0;
+	/* an own-mailbox actor from its own thread: -EINVAL (act.h) */
+	return a->own_group ? act_group_stop(a->group) : 0;
 }
 
 static void actor_free(struct act_actor *a)
@@ -613,6 +680,9 @@ void act_actor_destroy(struct act_actor *a)
 	 * can be queued for it (act.h: no delivery call may still run), take
 	 * one for each, dropped when it leaves the lane (act__lane_done()). */
 	lane_queued = atomic_load_explicit(&a->lane_queued, memory_order_relaxed);
+	/* and one for each lane message that names it as sender without
+	 * one (Sender below) */
+	lane_queued += act__lane_sweep_sender(a->group, a);
 	if (lane_queued != 0)
 		atomic_fetch_add_explicit(&a->refs, lane_queued, memory_order_relaxed);
 	act__group_forget(a);
@@ -641,9 +711,13 @@ void *act_actor_state(const struct act_actor *a)
 	return a->state_ptr;
 }
 
-void act_actor_set_cycle_policy(struct act_actor *a, enum act_cycle_policy p)
+int act_actor_set_cycle_policy(struct act_actor *a, enum act_cycle_policy p)
 {
-	a->cycle_policy = (uint8_t)p;
+	if (a == NULL || (unsigned)p > ACT_CYCLE_PERMISSIVE)
+		return -EINVAL;
+	/* relaxed: a switch, not a publication (act.h) */
+	atomic_store_explicit(&a->cycle_policy, (uint8_t)p, memory_order_relaxed);
+	return 0;
 }
 
 void act_actor_stats(const struct act_actor *a, struct act_actor_stats *st)
@@ -655,6 +729,7 @@ void act_actor_stats(const struct act_actor *a, struct act_actor_stats *st)
 	st->cycles = atomic_load_explicit(&a->cycles, memory_order_relaxed);
 	st->deadlocks = atomic_load_explicit(&a->deadlocks, memory_order_relaxed);
 	st->bias_revocations = atomic_load_explicit(&a->bias_revocations, memory_order_relaxed);
+	st->orphan_replies = atomic_load_explicit(&a->orphan_replies, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -684,8 +759,11 @@ static inline enum act_cycle_policy resolve_policy(const struct act_actor *to, u
 		return ACT_CYCLE_CONSERVATIVE;
 	if (flags & ACT_CALL_PERMISSIVE)
 		return ACT_CYCLE_PERMISSIVE;
-	if (to->cycle_policy != ACT_CYCLE_DEFAULT)
-		return (enum act_cycle_policy)to->cycle_policy;
+	enum act_cycle_policy own = (enum act_cycle_policy)atomic_load_explicit(
+		&to->cycle_policy, memory_order_relaxed);
+
+	if (own != ACT_CYCLE_DEFAULT)
+		return own;
 	return (enum act_cycle_policy)atomic_load_explicit(&act__system_cycle_policy,
 							   memory_order_relaxed);
 }
@@ -888,9 +966,11 @@ int act__fast_send_edge_slow(struct act_actor *to, struct act_msg *req, void *re
 }
 
 int act_fast_send_opt(struct act_actor *to, struct act_msg *req, void *reply, uint32_t reply_cap,
-		      enum act_wait wait, unsigned flags)
+		      enum act_wait wait, enum act_call_flags flags)
 {
-	if (act__unlikely(wait > ACT_WAIT_NONE ||
+	if (act__unlikely((unsigned)wait > ACT_WAIT_NONE ||
+			  ((unsigned)flags & ~(unsigned)(ACT_CALL_CONSERVATIVE |
+							 ACT_CALL_PERMISSIVE)) != 0 ||
 			  (flags & (ACT_CALL_CONSERVATIVE | ACT_CALL_PERMISSIVE)) ==
 				  (ACT_CALL_CONSERVATIVE | ACT_CALL_PERMISSIVE)))
 		return -EINVAL;
@@ -916,6 +996,47 @@ static inline struct act_actor *send_sender(void)
 }
 
 /*
+ * Sender. An asynchronous message names its sender (act_msg::sender), to
+ * which act_reply() sends the answer and which its handler may read; the
+ * sender may be stopped and destroyed while the message waits. So every
+ * queued message that names a sender keeps it allocated until the message
+ * leaves its queue (run, or discarded):
+ *  - mailbox and control queue: a reference on the sender, taken at the
+ *    send (one atomic increment, only for sends made inside a handler) and
+ *    dropped after the handler (ACT__F_SENDER_REF; an inline cell with a
+ *    sender always holds one);
+ *  - lane, sender of another group (a lockable actor run on this group's
+ *    thread by fast_send): the same;
+ *  - lane, sender of the same group: no atomic (the lane has none); the
+ *    group's thread is the only one that runs the sender's handlers there
+ *    and act_actor_destroy() requires the group idle, so destroy takes the
+ *    references then, for the lane messages still naming it
+ *    (sweep_lane_sender()).
+ * A destroyed (or stopped) sender refuses the reply: -ESHUTDOWN, counted
+ * in the replier's act_actor_stats::orphan_replies.
+ */
+static inline void sender_ref(struct act_actor *sender)
+{
+	atomic_fetch_add_explicit(&sender->refs, 1, memory_order_relaxed);
+}
+
+/* Undo sender_ref() on a send that failed: never the last reference (the
+ * sender is running the handler that sends). */
+static inline void sender_unref_failed(struct act_actor *sender)
+{
+	if (sender != NULL)
+		atomic_fetch_sub_explicit(&sender->refs, 1, memory_order_relaxed);
+}
+
+/* A message that leaves its queue drops the reference it holds on its
+ * sender, if any (read before the message is freed). */
+static inline void sender_release(struct act_actor *sender, uint32_t flags)
+{
+	if (act__unlikely(flags & ACT__F_SENDER_REF))
+		act__actor_unref(sender);
+}
+
+/*
  * An inline send into the mailbox's cell (act__group_takes_inline() said
  * yes); checks done. @mark: ACT__CELL_SPILL for a lane send spilled here.
  * Returns 0, -ENOBUFS (dropped under DROP_NEWEST: counted, consumed) or an
@@ -924,13 +1045,19 @@ static inline struct act_actor *send_sender(void)
 static int send_inline(struct act_actor *to, uint32_t type, const void *payload, uint32_t len,
 		       uint32_t mark)
 {
+	struct act_actor *sender = send_sender();
 	int rc;
 
-	/* One reference per queued message, dropped after its delivery. */
+	/* One reference per queued message, dropped after its delivery; one
+	 * on its sender (Sender above). */
 	atomic_fetch_add_explicit(&to->refs, 1, memory_order_relaxed);
-	rc = act__group_enqueue_cell(to->group, to, send_sender(), type, payload, len, mark);
-	if (rc != 0)
+	if (sender != NULL)
+		sender_ref(sender);
+	rc = act__group_enqueue_cell(to->group, to, sender, type, payload, len, mark);
+	if (rc != 0) {
 		atomic_fetch_sub_explicit(&to->refs, 1, memory_order_relaxed);
+		sender_unref_failed(sender);
+	}
 	return rc;
 }
 
@@ -943,13 +1070,22 @@ static int send_pointer(struct act_actor *to, struct act_msg *m)
 {
 	int rc;
 
-	m->sender = send_sender();
+	struct act_actor *sender = send_sender();
+
+	m->sender = sender;
 	m->dest = to;
-	/* One reference per queued message, dropped after its delivery. */
+	/* One reference per queued message, dropped after its delivery; one
+	 * on its sender (Sender above). */
 	atomic_fetch_add_explicit(&to->refs, 1, memory_order_relaxed);
+	if (sender != NULL) {
+		sender_ref(sender);
+		m->flags_ |= ACT__F_SENDER_REF;
+	}
 	rc = act__group_enqueue(to->group, m);
 	if (rc != 0) {
 		atomic_fetch_sub_explicit(&to->refs, 1, memory_order_relaxed);
+		sender_unref_failed(sender);
+		m->flags_ &= ~ACT__F_SENDER_REF;
 		if (rc == -ENOBUFS) /* dropped under DROP_NEWEST: consumed */
 			act_msg_free(m);
 	}
@@ -960,6 +1096,16 @@ static int send_pointer(struct act_actor *to, struct act_msg *m)
 static inline int send_result(int rc)
 {
 	return rc == -ENOBUFS ? 0 : rc;
+}
+
+/* A lane message's hold on @sender (Sender above): a reference for a
+ * sender of another group, none (0) for one of @g's members. */
+static inline uint32_t lane_sender_ref(struct act_group *g, struct act_actor *sender)
+{
+	if (act__likely(sender == NULL || sender->group == g))
+		return 0;
+	sender_ref(sender);
+	return ACT__F_SENDER_REF;
 }
 
 /*
@@ -976,6 +1122,7 @@ static int lane_send_pointer(struct act_group *g, struct act_actor *to, struct a
 	m->flags_ &= ACT__F_POOLED | ACT__F_CLASS_MASK;
 	if (act__likely(slot != NULL)) {
 		m->sender = send_sender();
+		m->flags_ |= lane_sender_ref(g, m->sender);
 		m->dest = to;
 		act__lane_stamp(g, m);
 		slot->msg = m;
@@ -998,10 +1145,13 @@ static int lane_send_copy(struct act_group *g, struct act_actor *to, uint32_t ty
 	if (act__likely(slot != NULL)) {
 		/* every field, as cell_take() (group.c) does: a handler sees
 		 * the same header bytes whatever the slot held before */
+		struct act_actor *sender = send_sender();
+
 		slot->inl.hdr = (struct act_msg){
 			.type = type,
 			.size = len,
-			.sender = send_sender(),
+			.sender = sender,
+			.flags_ = lane_sender_ref(g, sender),
 			.dest = to,
 		};
 		act__copy_small(slot->inl.payload, payload, len);
@@ -1097,6 +1247,10 @@ int act_send_control(struct act_actor *to, uint32_t type, const void *payload, u
 		memcpy(m->payload, payload, len);
 	m->flags_ &= ACT__F_POOLED | ACT__F_CLASS_MASK;
 	m->sender = send_sender();
+	if (m->sender != NULL) {
+		sender_ref(m->sender);
+		m->flags_ |= ACT__F_SENDER_REF;
+	}
 	m->dest = to;
 	m->qdepth = 0;
 	m->mailbox_was_empty = 0;
@@ -1138,11 +1292,12 @@ static inline void run_async(struct act__thread *t, struct act_actor *to, struct
 		return;
 	if (!to->group_private) {
 		/* The uncontended acquire inline, the rest out of line. This
-		 * thread holds no other actor lock here, so it cannot close a
-		 * cycle; retry on a spurious report. */
+		 * thread holds no actor lock here (no step or drain inside a
+		 * handler), so its wait never gives up (ACT__WAIT_MUST); the
+		 * loop only covers a revocation lost to a racing revoker. */
 		hold = act__lock_try_fast(to, t);
 		while (act__unlikely(hold <= 0))
-			hold = lock_acquire(to, t, ACT_WAIT_ADAPTIVE);
+			hold = lock_acquire(to, t, ACT__WAIT_MUST);
 	}
 	run_handler(t, to, m);
 	act__stat_inc_owned(&to->async_runs);
@@ -1154,10 +1309,28 @@ static inline void run_async(struct act__thread *t, struct act_actor *to, struct
 void act__deliver_async(struct act_group *g, struct act_msg *m)
 {
 	struct act_actor *to = m->dest;
+	struct act_actor *sender = m->sender;
+	uint32_t flags = m->flags_;
 
 	(void)g;
 	run_async(act__self_thread(), to, m);
 	act_msg_free(m);
+	sender_release(sender, flags);
+	act__actor_unref(to);
+}
+
+/* A mailbox or control message that will not run leaves its queue:
+ * its block, its reference on its sender and on @m->dest (group.c). */
+void act__msg_discard(struct act_msg *m)
+{
+	struct act_actor *to = m->dest;
+	struct act_actor *sender = m->sender;
+	uint32_t flags = m->flags_;
+
+	act_msg_free(m); /* a no-op for an inline copy */
+	sender_release(sender, flags);
+	/* The own group of an actor being destroyed holds the last
+	 * references but the actor itself frees after us. */
 	act__actor_unref(to);
 }
 
@@ -1170,9 +1343,12 @@ void act__deliver_async(struct act_group *g, struct act_msg *m)
 static inline void lane_done(struct act_msg *m)
 {
 	struct act_actor *to = m->dest;
+	struct act_actor *sender = m->sender;
+	uint32_t flags = m->flags_;
 
-	if (act__unlikely(m->flags_ & ACT__F_POOLED)) /* not a message in its slot */
+	if (act__unlikely(flags & ACT__F_POOLED)) /* not a message in its slot */
 		act_msg_free(m);
+	sender_release(sender, flags);
 	atomic_store_explicit(&to->lane_queued,
 			      atomic_load_explicit(&to->lane_queued, memory_order_relaxed) - 1,
 			      memory_order_relaxed);
@@ -1198,11 +1374,18 @@ void act__deliver_lane(struct act_msg *m)
 /* Reply                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * One rule for every reply call (act.h): a reply that returns an error was
+ * not made, so the handler may still reply (a shorter one, say). A
+ * synchronous one that did not fit marks the call (ACT__F_TRUNC: the caller
+ * gets -EMSGSIZE) until a later reply fits.
+ */
 static inline int reply_sync(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
 {
-	m->flags_ |= ACT__F_REPLIED;
-	if (m->flags_ & ACT__F_VOID)
+	if (m->flags_ & ACT__F_VOID) {
+		m->flags_ |= ACT__F_REPLIED;
 		return 0; /* fast_send_void: nobody waits for a value */
+	}
 	if (act__unlikely(len > m->reply_cap_)) {
 		m->flags_ |= ACT__F_TRUNC;
 		return -EMSGSIZE;
@@ -1210,6 +1393,7 @@ static inline int reply_sync(struct act_msg *m, uint32_t type, const void *data,
 	act__copy_small(m->reply_buf_, data, len);
 	m->reply_len_ = len;
 	m->reply_type_ = type;
+	m->flags_ = (m->flags_ & ~ACT__F_TRUNC) | ACT__F_REPLIED;
 	return 0;
 }
 
@@ -1221,6 +1405,14 @@ int act_reply(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
 		return reply_sync(m, type, data, len);
 	if (m->sender == NULL)
 		return -ENOTCONN;
+	/* The message holds the sender (Sender above): its memory is there,
+	 * its group perhaps not (destroyed with it), so check before routing. */
+	if (act__unlikely(atomic_load_explicit(&m->sender->state, memory_order_relaxed) !=
+			  ACT__ACTOR_RUNNING)) {
+		if (m->dest != NULL)
+			act__stat_inc_shared(&m->dest->orphan_replies);
+		return -ESHUTDOWN;
+	}
 	{
 		int rc = act_send_copy(m->sender, type, data, len);
 

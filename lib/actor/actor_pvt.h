@@ -139,6 +139,7 @@ struct act_group {
 	_Atomic uint64_t blocked;
 	_Atomic uint64_t max_depth;
 	_Atomic uint64_t discarded;
+	_Atomic uint64_t deadlocks;
 
 	/* the batch's inline messages, copied out of their cells (group.c) */
 	struct act__inline_msg take_local[ACT__TAKE];
@@ -219,6 +220,7 @@ void act__deliver_async(struct act_group *g, struct act_msg *m);
 void act__deliver_lane(struct act_msg *m);
 void act__lane_done(struct act_msg *m);
 void act__actor_unref(struct act_actor *a);
+void act__msg_discard(struct act_msg *m);
 int act__init_once(void);
 
 /*
@@ -251,6 +253,7 @@ uint32_t act__group_depth(const struct act_group *g);
 uint64_t act__group_discard(struct act_group *g);
 void act__group_ctl_push(struct act_group *g, struct act_msg *m);
 void act__group_forget(struct act_actor *a);
+uint32_t act__lane_sweep_sender(struct act_group *g, struct act_actor *a);
 
 /* Whether a send of @len payload bytes to @g's mailbox travels inline. */
 static inline bool act__group_takes_inline(struct act_group *g, uint32_t len)

@@ -135,6 +135,7 @@ struct act_group *act_group_create(const struct act_group_opts *o)
 		errno = -rc;
 		return NULL;
 	}
+	g->queue.owner = g;
 	g->overflow = o->overflow;
 	atomic_init(&g->instrument, o->instrument);
 	g->batch = o->batch != 0 ? o->batch : 64;
@@ -167,7 +168,9 @@ static inline struct act_msg *cell_take(const struct act__qcell *cell,
 		.type = cell->word,
 		.size = (cell->kind & ~ACT__CELL_SPILL) - 1,
 		.sender = cell->u.inl.ptr[1],
-		.flags_ = cell->kind & ACT__CELL_SPILL ? ACT__F_SPILL : 0,
+		/* a cell with a sender holds a reference on it (actor.c, Sender) */
+		.flags_ = (cell->kind & ACT__CELL_SPILL ? ACT__F_SPILL : 0) |
+			  (cell->u.inl.ptr[1] != NULL ? ACT__F_SENDER_REF : 0),
 		.dest = cell->u.inl.ptr[0],
 	};
 	/* the whole data area: a fixed-size copy, no length dispatch */
@@ -435,6 +438,11 @@ int act_group_bind(struct act_group *g)
 
 int act_group_step(struct act_group *g, uint32_t max)
 {
+	/* Not from a handler: the loop runs with an empty call chain (it
+	 * takes locks without a cycle check, and would run a group-private
+	 * member inside its own handler). */
+	if (act__unlikely(act__tls_thread.depth != 0))
+		return -EBUSY;
 	/* Already bound to this thread (every step after the first): no CAS. */
 	if (atomic_load_explicit(&g->bound, memory_order_relaxed) != &act__tls_thread ||
 	    g->has_thread) {
@@ -463,15 +471,33 @@ int act_group_drain(struct act_group *g)
 	return total;
 }
 
+/*
+ * act_actor_destroy() of member @a, the group idle (act.h): the lane
+ * messages that name @a as their sender hold no reference on it (actor.c,
+ * Sender); give each one now. Returns how many. Plain accesses: no thread
+ * runs the group.
+ */
+uint32_t act__lane_sweep_sender(struct act_group *g, struct act_actor *a)
+{
+	uint64_t head = atomic_load_explicit(&g->lane_head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&g->lane_tail, memory_order_relaxed);
+	uint32_t n = 0;
+
+	for (; head != tail; head++) {
+		struct act_msg *m = g->lane[head & g->lane_mask].msg;
+
+		if (m->sender == a && !(m->flags_ & ACT__F_SENDER_REF)) {
+			m->flags_ |= ACT__F_SENDER_REF;
+			n++;
+		}
+	}
+	return n;
+}
+
 /* Drop a message that will not run: its block, and its reference to @to. */
 static void discard(struct act_msg *m)
 {
-	struct act_actor *to = m->dest;
-
-	act_msg_free(m); /* a no-op for an inline copy */
-	/* The own group of an actor being destroyed holds the last
-	 * references but the actor itself frees after us. */
-	act__actor_unref(to);
+	act__msg_discard(m);
 }
 
 /*
@@ -703,6 +729,7 @@ void act_group_mailbox_stats(const struct act_group *g, struct act_mailbox_stats
 	st->full_fails = atomic_load_explicit(&g->full_fails, memory_order_relaxed);
 	st->dropped = atomic_load_explicit(&g->dropped, memory_order_relaxed);
 	st->blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
+	st->deadlocks = atomic_load_explicit(&g->deadlocks, memory_order_relaxed);
 	st->max_depth = atomic_load_explicit(&g->max_depth, memory_order_relaxed);
 	st->lane = atomic_load_explicit(&g->lane_tail, memory_order_relaxed);
 	st->lane_full = atomic_load_explicit(&g->lane_full, memory_order_relaxed);

@@ -170,6 +170,7 @@
  * slot) and nothing else; no call allocates after init.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,10 +274,38 @@ static void bq_fini(struct act__bqueue *bq)
 	bq->ring = NULL;
 }
 
+/*
+ * A producer waiting for space is an edge of the wait-for graph (actor.c,
+ * Deadlock walk): before its first sleep it publishes the mailbox's group
+ * and walks, and it walks again after every wake, so a cycle closed while
+ * it sleeps is found within one timeout. -EDEADLK ends the wait.
+ */
+#define ACT__SPACE_WAIT_NS (50 * 1000 * 1000)
+
+/* The group of the queue that holds union member @u (bq, sh or lf). */
+static inline struct act_group *queue_owner(const void *u)
+{
+	return ((const struct act__queue *)(const void *)((const char *)u -
+							    offsetof(struct act__queue, u)))
+		->owner;
+}
+
+/* Before each sleep for space: true if waiting would close a cycle. */
+static bool space_wait_cycle(struct act_group *owner, bool *first)
+{
+	bool cycle = act__space_wait(owner, *first);
+
+	*first = false;
+	return cycle;
+}
+
 /* Lock held on entry and on return. */
 int act__bq_wait_space(struct act__bqueue *bq, bool block)
 {
+	struct act_group *owner = queue_owner(bq);
+	bool first = true;
 	uint32_t i;
+	int rc;
 
 	if (!block)
 		return -EAGAIN;
@@ -291,15 +320,34 @@ int act__bq_wait_space(struct act__bqueue *bq, bool block)
 	}
 	pthread_mutex_lock(&bq->lock);
 	for (;;) {
-		if (atomic_load_explicit(&bq->closed, memory_order_relaxed) != 0)
-			return -ESHUTDOWN;
+		struct timespec until;
+
+		if (atomic_load_explicit(&bq->closed, memory_order_relaxed) != 0) {
+			rc = -ESHUTDOWN;
+			break;
+		}
 		if (atomic_load_explicit(&bq->tail, memory_order_relaxed) -
-			    atomic_load_explicit(&bq->head, memory_order_relaxed) <= bq->mask)
-			return 0;
+			    atomic_load_explicit(&bq->head, memory_order_relaxed) <= bq->mask) {
+			rc = 0;
+			break;
+		}
+		if (space_wait_cycle(owner, &first)) {
+			rc = -EDEADLK;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until); /* the condvar's clock */
+		until.tv_nsec += ACT__SPACE_WAIT_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
 		bq->producers_waiting++; /* W2 */
-		pthread_cond_wait(&bq->not_full, &bq->lock);
+		pthread_cond_timedwait(&bq->not_full, &bq->lock, &until);
 		bq->producers_waiting--;
 	}
+	if (!first)
+		act__space_wait_end(owner);
+	return rc;
 }
 
 static bool bq_has_event(const struct act__bqueue *bq)
@@ -633,7 +681,11 @@ static bool lane_has_space(const struct act__sharded *sh, const struct act__lane
 /* Lane lock held on entry and on return. */
 int act__sh_wait_space(struct act__sharded *sh, struct act__lane *lane, bool block)
 {
+	const struct timespec timeout = {0, ACT__SPACE_WAIT_NS};
+	struct act_group *owner = queue_owner(sh);
+	bool first = true;
 	uint32_t i;
+	int rc;
 
 	if (!block)
 		return -EAGAIN;
@@ -649,10 +701,18 @@ int act__sh_wait_space(struct act__sharded *sh, struct act__lane *lane, bool blo
 	for (;;) {
 		uint32_t seq;
 
-		if (atomic_load_explicit(&sh->closed, memory_order_relaxed) != 0)
-			return -ESHUTDOWN;
-		if (lane_has_space(sh, lane)) /* exact: under the lane lock */
-			return 0;
+		if (atomic_load_explicit(&sh->closed, memory_order_relaxed) != 0) {
+			rc = -ESHUTDOWN;
+			break;
+		}
+		if (lane_has_space(sh, lane)) { /* exact: under the lane lock */
+			rc = 0;
+			break;
+		}
+		if (space_wait_cycle(owner, &first)) {
+			rc = -EDEADLK;
+			break;
+		}
 		/* relaxed: the lane lock orders it before the consumer's read (W4) */
 		atomic_fetch_add_explicit(&sh->sig.producers_waiting, 1, memory_order_relaxed);
 		/* acquire: pairs with the release bump in act__queue_wake_producers (W5) */
@@ -661,13 +721,17 @@ int act__sh_wait_space(struct act__sharded *sh, struct act__lane *lane, bool blo
 		if (atomic_load_explicit(&sh->closed, memory_order_relaxed) != 0) {
 			atomic_fetch_sub_explicit(&sh->sig.producers_waiting, 1,
 						  memory_order_relaxed);
-			return -ESHUTDOWN;
+			rc = -ESHUTDOWN;
+			break;
 		}
 		pthread_mutex_unlock(&lane->lock);
-		act__futex_wait(&sh->sig.space_seq, seq, NULL);
+		act__futex_wait(&sh->sig.space_seq, seq, &timeout);
 		pthread_mutex_lock(&lane->lock);
 		atomic_fetch_sub_explicit(&sh->sig.producers_waiting, 1, memory_order_relaxed);
 	}
+	if (!first)
+		act__space_wait_end(owner);
+	return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -707,7 +771,11 @@ static bool lf_has_space(const struct act__lfqueue *lf)
 /* Returns 0 when the push should retry, -EAGAIN or -ESHUTDOWN otherwise. */
 int act__lf_wait_space(struct act__lfqueue *lf, bool block)
 {
+	const struct timespec timeout = {0, ACT__SPACE_WAIT_NS};
+	struct act_group *owner = queue_owner(lf);
+	bool first = true;
 	uint32_t i;
+	int rc;
 
 	if (!block)
 		return -EAGAIN;
@@ -729,14 +797,23 @@ int act__lf_wait_space(struct act__lfqueue *lf, bool block)
 		act__queue_fence(); /* F3: pairs with F4 in act__lf_pop_burst() (W6) */
 		closed = atomic_load_explicit(&lf->closed, memory_order_relaxed) != 0;
 		space = lf_has_space(lf);
+		if (!closed && !space && space_wait_cycle(owner, &first)) {
+			atomic_fetch_sub_explicit(&lf->sig.producers_waiting, 1,
+						  memory_order_relaxed);
+			rc = -EDEADLK;
+			break;
+		}
 		if (!closed && !space)
-			act__futex_wait(&lf->sig.space_seq, seq, NULL);
+			act__futex_wait(&lf->sig.space_seq, seq, &timeout);
 		atomic_fetch_sub_explicit(&lf->sig.producers_waiting, 1, memory_order_relaxed);
-		if (closed)
-			return -ESHUTDOWN;
-		if (space)
-			return 0;
+		if (closed || space) {
+			rc = closed ? -ESHUTDOWN : 0;
+			break;
+		}
 	}
+	if (!first)
+		act__space_wait_end(owner);
+	return rc;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -120,11 +120,14 @@ int act_init(const struct act_runtime_opts *opts)
 	return act__init_once();
 }
 
-void act_set_cycle_policy(enum act_cycle_policy policy)
+int act_set_cycle_policy(enum act_cycle_policy policy)
 {
+	if ((unsigned)policy > ACT_CYCLE_PERMISSIVE)
+		return -EINVAL;
 	if (policy == ACT_CYCLE_DEFAULT)
 		policy = ACT_CYCLE_CONSERVATIVE;
 	atomic_store_explicit(&act__system_cycle_policy, policy, memory_order_relaxed);
+	return 0;
 }
 
 void act__thread_register(struct act__thread *t)

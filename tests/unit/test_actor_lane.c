@@ -626,11 +626,12 @@ static void destroy_with_lane_and_batch(void **unused)
 	assert_int_equal(act_group_step(g, 1), 1);
 	assert_int_equal(w->log[2], 2011);
 	/* B destroyed with B/12 on the lane and B/50, B/60 queued: those hold a
-	 * reference each (lane: taken by destroy), plus ours */
+	 * reference each (lane: taken by destroy), and so does A/15, B's reply
+	 * on the lane, for its sender B (taken by destroy's sweep), plus ours */
 	atomic_fetch_add(&b->refs, 1);
 	act_actor_stop(b);
 	act_actor_destroy(b);
-	assert_int_equal(atomic_load(&b->refs), 1 + 3);
+	assert_int_equal(atomic_load(&b->refs), 1 + 4);
 	act__queue_close(&g->queue);
 	assert_int_equal(act__group_discard(g), 4); /* B/12, A/15, B/50, B/60 */
 	stats(w, &st);
