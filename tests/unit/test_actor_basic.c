@@ -1,12 +1,67 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Actor lifecycle, send, the fast_send family, priority, overflow policies,
  * counters and instrumentation fields.
+ *
+ * The waits on a held lock are checked through the actor's internal
+ * counter lock_sleeps and the caller's published wait (waiting_on), both
+ * visible in act_fast_pvt.h; not API.
  */
 #include <unistd.h>
 
 #include "act_fixture.h"
 
-enum { T_LOG, T_ECHO, T_HOLD, T_COUNT };
+enum { T_LOG, T_ECHO, T_HOLD, T_PARK, T_HOLD_TIMED, T_COUNT };
+
+/* Bound of every "eventually" wait of these tests, in seconds. */
+#define WAIT_MAX_S 10.0
+
+/* Wait until *flag != 0, at most @seconds. True if it was seen set. */
+static bool wait_flag(_Atomic int *flag, double seconds)
+{
+	double t0 = tw_now_s();
+
+	while (atomic_load(flag) == 0) {
+		if (tw_now_s() - t0 > seconds)
+			return false;
+		usleep(100);
+	}
+	return true;
+}
+
+/* Wait until *n >= @want, at most @seconds. */
+static bool wait_count(_Atomic unsigned *n, unsigned want, double seconds)
+{
+	double t0 = tw_now_s();
+
+	while (atomic_load(n) < want) {
+		if (tw_now_s() - t0 > seconds)
+			return false;
+		usleep(100);
+	}
+	return true;
+}
+
+/*
+ * T_HOLD_TIMED: the plan of a timed hold of the lock (see
+ * check_wait_on_held_lock()). The holder's handler keeps the lock until the
+ * caller under test is seen waiting for it (its published waiting_on) and,
+ * for a sleeping wait, asleep (lock_sleeps moved), then HOLD_MS more; each
+ * wait bounded by WAIT_MAX_S. Order stamps come from one counter.
+ */
+#define HOLD_MS 60
+
+struct timed_hold {
+	struct act_actor *a;
+	struct act__thread *waiter; /* the caller's thread record */
+	bool until_asleep;          /* also wait for lock_sleeps to move */
+	uint64_t sleeps_before;
+	_Atomic int inside;         /* the holder's handler is running */
+	_Atomic uint64_t seq;       /* order stamps */
+	uint64_t hold_end_seq;      /* the holder's handler returns */
+	uint64_t call_seq;          /* the caller's handler runs */
+	int inside_at_call;         /* holder inside while the caller's handler ran */
+	bool saw_waiter;            /* the holder saw the caller wait */
+};
 
 struct st {
 	struct fx_log log;
@@ -17,7 +72,10 @@ struct st {
 		uint64_t enqueue_tsc;
 	} seen;
 	pthread_barrier_t *hold_in; /* T_HOLD: meet the test, then wait for release */
-	_Atomic int release;
+	_Atomic int release;        /* T_HOLD, T_PARK: may return */
+	_Atomic int parked;         /* T_PARK: the handler is running */
+	_Atomic int park_timed_out; /* T_PARK: gave up waiting for release */
+	struct timed_hold *timed;   /* T_HOLD_TIMED; T_ECHO stamps its order */
 };
 
 static void h_log(struct act_actor *self, void *state, struct act_msg *m)
@@ -35,8 +93,13 @@ static void h_log(struct act_actor *self, void *state, struct act_msg *m)
 
 static void h_echo(struct act_actor *self, void *state, struct act_msg *m)
 {
+	struct st *s = state;
+
 	(void)self;
-	(void)state;
+	if (s != NULL && s->timed != NULL) {
+		s->timed->call_seq = atomic_fetch_add(&s->timed->seq, 1) + 1;
+		s->timed->inside_at_call = atomic_load(&s->timed->inside);
+	}
 	act_reply(m, T_ECHO, m->payload, m->size);
 }
 
@@ -51,7 +114,54 @@ static void h_hold(struct act_actor *self, void *state, struct act_msg *m)
 		usleep(100);
 }
 
-static const act_handler_fn handlers[T_COUNT] = {h_log, h_echo, h_hold};
+/* T_PARK: keep the running thread inside this handler until released
+ * (at most 3 * WAIT_MAX_S, so that a failed test cannot park it for good). */
+static void h_park(struct act_actor *self, void *state, struct act_msg *m)
+{
+	struct st *s = state;
+	double t0 = tw_now_s();
+
+	(void)self;
+	(void)m;
+	atomic_store(&s->parked, 1);
+	while (!atomic_load(&s->release)) {
+		if (tw_now_s() - t0 > 3 * WAIT_MAX_S) {
+			atomic_store(&s->park_timed_out, 1);
+			break;
+		}
+		usleep(100);
+	}
+}
+
+static double elapsed_ms(double since)
+{
+	return (tw_now_s() - since) * 1e3;
+}
+
+static void h_hold_timed(struct act_actor *self, void *state, struct act_msg *m)
+{
+	struct timed_hold *h = ((struct st *)state)->timed;
+	double t0 = tw_now_s(), seen;
+
+	(void)m;
+	atomic_store(&h->inside, 1);
+	for (;;) {
+		h->saw_waiter = atomic_load(&h->waiter->waiting_on) == self;
+		if (h->saw_waiter || elapsed_ms(t0) > WAIT_MAX_S * 1e3)
+			break;
+		usleep(50);
+	}
+	seen = tw_now_s();
+	while (h->until_asleep && atomic_load(&self->lock_sleeps) == h->sleeps_before &&
+	       elapsed_ms(seen) < WAIT_MAX_S * 1e3)
+		usleep(50);
+	while (elapsed_ms(seen) < HOLD_MS)
+		usleep(1000);
+	atomic_store(&h->inside, 0);
+	h->hold_end_seq = atomic_fetch_add(&h->seq, 1) + 1;
+}
+
+static const act_handler_fn handlers[T_COUNT] = {h_log, h_echo, h_hold, h_park, h_hold_timed};
 
 static void create_rejects_bad_options(void **unused)
 {
@@ -142,6 +252,105 @@ static void fast_send_runs_ahead_of_queued(void **unused)
 	assert_int_equal(s.log.v[3], 3);
 	act_actor_stop(a);
 	act_actor_destroy(a);
+	act_group_destroy(g);
+}
+
+/*
+ * DESIGN 2.4 with a running consumer: the group's thread is parked inside a
+ * handler of member P, and X's messages 1, 2, 3 are queued behind it. An
+ * act_fast_send(X, 4) from another thread must run and return while the
+ * group's thread is still parked, with 1, 2, 3 still queued and not run. A
+ * fast_send that queued behind the mailbox (or waited for the group's
+ * thread) could not return before P's handler does: the test gives it
+ * WAIT_MAX_S, then releases P and fails.
+ */
+struct prio_call {
+	struct act_actor *x;
+	struct act_group *g;
+	struct st *xs;
+	_Atomic int done;
+	int rc;
+	uint32_t queued_after;  /* act_group_queued() when the call returned */
+	unsigned logged_after;  /* X's handler runs when the call returned */
+};
+
+static void *prio_fast_send(void *arg)
+{
+	struct prio_call *c = arg;
+
+	ACT_STACK_MSG(req, int);
+	act_msg_init(&req.hdr, T_LOG, sizeof(int));
+	req.body = 4;
+	c->rc = act_fast_send(c->x, &req.hdr, NULL, 0);
+	c->queued_after = act_group_queued(c->g);
+	c->logged_after = atomic_load(&c->xs->log.n);
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+static void fast_send_overtakes_busy_group_thread(void **unused)
+{
+	struct act_group_opts go = {.name = "busy", .queue = ACT_QUEUE_BQUEUE, .capacity = 16,
+				    .cpu = -1};
+	struct act_group *g = act_group_create(&go);
+	struct st ps = {0}, xs = {0};
+	struct act_actor *p, *x;
+	struct prio_call c = {.g = g, .xs = &xs};
+	struct act_actor_stats st;
+	bool parked, returned, p_still_parked;
+	pthread_t th;
+	int i;
+
+	(void)unused;
+	assert_non_null(g);
+	p = fx_actor("p", g, handlers, T_COUNT, &ps, false);
+	x = fx_actor("x", g, handlers, T_COUNT, &xs, false);
+	c.x = x;
+	assert_int_equal(act_group_start(g), 0);
+	fx_send_int(p, T_PARK, 0);
+	parked = wait_flag(&ps.parked, WAIT_MAX_S);
+	if (!parked)
+		atomic_store(&ps.release, 1);
+	assert_true(parked);
+	for (i = 1; i <= 3; i++)
+		fx_send_int(x, T_LOG, i);
+	assert_int_equal(act_group_queued(g), 3);
+
+	assert_int_equal(pthread_create(&th, NULL, prio_fast_send, &c), 0);
+	returned = wait_flag(&c.done, WAIT_MAX_S);
+	/* P never returns on its own before 3 * WAIT_MAX_S: still parked */
+	p_still_parked = !atomic_load(&ps.park_timed_out);
+	atomic_store(&ps.release, 1);
+	if (!returned) {
+		/* released: a fast_send queued behind the mailbox finishes now */
+		wait_flag(&c.done, WAIT_MAX_S);
+		fail_msg("act_fast_send(X) did not return within %.0f s while the group's thread "
+			 "was busy in another member's handler: it waited behind the mailbox "
+			 "(returned %s once that handler was released)",
+			 WAIT_MAX_S, atomic_load(&c.done) ? "only" : "not even");
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(p_still_parked);
+	assert_int_equal(c.rc, 0);
+	/* it ran on the caller's thread, ahead of 1, 2, 3, which were all still queued */
+	assert_int_equal(c.logged_after, 1);
+	assert_int_equal(c.queued_after, 3);
+
+	/* released: the group's thread runs 1, 2, 3 after it */
+	assert_true(wait_count(&xs.log.n, 4, WAIT_MAX_S));
+	assert_int_equal(act_group_stop(g), 0);
+	assert_int_equal(xs.log.n, 4);
+	assert_int_equal(xs.log.v[0], 4);
+	assert_int_equal(xs.log.v[1], 1);
+	assert_int_equal(xs.log.v[2], 2);
+	assert_int_equal(xs.log.v[3], 3);
+	act_actor_stats(x, &st);
+	assert_int_equal(st.sync_completions, 1);
+	assert_int_equal(st.async_runs, 3);
+	act_actor_stop(p);
+	act_actor_stop(x);
+	act_actor_destroy(p);
+	act_actor_destroy(x);
 	act_group_destroy(g);
 }
 
@@ -318,6 +527,78 @@ static void *hold_lock(void *arg)
 	return NULL;
 }
 
+static void *hold_lock_timed(void *arg)
+{
+	struct timed_hold *h = arg;
+
+	ACT_STACK_MSG(req, int);
+	act_msg_init(&req.hdr, T_HOLD_TIMED, sizeof(int));
+	act_fast_send(h->a, &req.hdr, NULL, 0);
+	return NULL;
+}
+
+static const char *wait_name(enum act_wait wait)
+{
+	return wait == ACT_WAIT_SLEEP ? "act_fast_send" :
+	       wait == ACT_WAIT_ADAPTIVE ? "act_fast_send_adaptive" : "act_fast_send_spin";
+}
+
+/*
+ * Another thread holds @a's lock and releases it itself, HOLD_MS after it
+ * saw this thread wait for it (and, for the sleeping forms, saw it asleep).
+ * The call in mode @wait must return only after that release: it took at
+ * least HOLD_MS, and its handler ran after the holder's had returned (order
+ * stamps; never both inside). The sleeping forms (act_fast_send,
+ * act_fast_send_adaptive once its spins are used up) slept: lock_sleeps
+ * moved; the spinning form did not: lock_sleeps unchanged.
+ */
+static void check_wait_on_held_lock(struct act_actor *a, struct st *s, enum act_wait wait)
+{
+	struct timed_hold h = {.a = a, .waiter = &act__tls_thread,
+			       .until_asleep = wait != ACT_WAIT_SPIN};
+	uint64_t sleeps_after;
+	double t0, took_ms;
+	pthread_t th;
+	int out = 0, rc;
+
+	h.sleeps_before = atomic_load(&a->lock_sleeps);
+	s->timed = &h;
+	assert_int_equal(pthread_create(&th, NULL, hold_lock_timed, &h), 0);
+	assert_true(wait_flag(&h.inside, WAIT_MAX_S));
+	ACT_STACK_MSG(req, int);
+	act_msg_init(&req.hdr, T_ECHO, sizeof(int));
+	req.body = 70 + (int)wait;
+	t0 = tw_now_s();
+	rc = act_fast_send_opt(a, &req.hdr, &out, sizeof(out), wait, 0);
+	took_ms = elapsed_ms(t0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	s->timed = NULL;
+	sleeps_after = atomic_load(&a->lock_sleeps);
+
+	assert_int_equal(rc, (int)sizeof(int));
+	assert_int_equal(out, 70 + (int)wait);
+	if (!h.saw_waiter)
+		fail_msg("%s: the holder never saw the caller wait for the lock", wait_name(wait));
+	/* it waited for the release, which came HOLD_MS after it started waiting */
+	if (took_ms < HOLD_MS - 1)
+		fail_msg("%s returned after %.1f ms, before the holder released the lock "
+			 "(held %d ms after the caller began to wait)", wait_name(wait), took_ms,
+			 HOLD_MS);
+	if (!(h.call_seq > h.hold_end_seq && h.inside_at_call == 0))
+		fail_msg("%s: its handler ran (stamp %llu) before the holder's returned "
+			 "(stamp %llu, holder inside: %d)", wait_name(wait),
+			 (unsigned long long)h.call_seq, (unsigned long long)h.hold_end_seq,
+			 h.inside_at_call);
+	if (wait == ACT_WAIT_SPIN && sleeps_after != h.sleeps_before)
+		fail_msg("act_fast_send_spin slept on the lock (lock_sleeps %llu -> %llu)",
+			 (unsigned long long)h.sleeps_before, (unsigned long long)sleeps_after);
+	if (wait != ACT_WAIT_SPIN && !(sleeps_after > h.sleeps_before))
+		fail_msg("%s did not sleep on the held lock (lock_sleeps %llu -> %llu; the holder "
+			 "waited %.0f s for it)", wait_name(wait),
+			 (unsigned long long)h.sleeps_before, (unsigned long long)sleeps_after,
+			 WAIT_MAX_S);
+}
+
 /* fast_send_x, fast_send_void, spin, adaptive and sleep against a held lock. */
 static void fast_send_family_on_held_lock(void **unused)
 {
@@ -374,24 +655,11 @@ static void fast_send_family_on_held_lock(void **unused)
 	assert_int_equal(s.log.v[0], 99);
 	assert_int_equal(s.log.v[1], 98);
 
-	/* held again, now the sleeping and adaptive forms */
-	atomic_store(&s.release, 0);
-	assert_int_equal(pthread_create(&th, NULL, hold_lock, &h), 0);
-	pthread_barrier_wait(&h.in);
-	atomic_store(&s.release, 1);
-	req.body = 7;
-	assert_int_equal(act_fast_send(a, &req.hdr, &out, sizeof(out)), (int)sizeof(int));
-	assert_int_equal(out, 7);
-	pthread_join(th, NULL);
-	atomic_store(&s.release, 0);
-	assert_int_equal(pthread_create(&th, NULL, hold_lock, &h), 0);
-	pthread_barrier_wait(&h.in);
-	atomic_store(&s.release, 1);
-	req.body = 8;
-	assert_int_equal(act_fast_send_adaptive(a, &req.hdr, &out, sizeof(out)),
-			 (int)sizeof(int));
-	assert_int_equal(out, 8);
-	pthread_join(th, NULL);
+	/* held again, for a known time: the sleeping, adaptive and spinning
+	 * forms each wait for the release (check_wait_on_held_lock()) */
+	check_wait_on_held_lock(a, &s, ACT_WAIT_SLEEP);
+	check_wait_on_held_lock(a, &s, ACT_WAIT_ADAPTIVE);
+	check_wait_on_held_lock(a, &s, ACT_WAIT_SPIN);
 
 	/* free lock: void completes synchronously */
 	act_msg_init(&req.hdr, T_LOG, sizeof(int));
@@ -401,9 +669,30 @@ static void fast_send_family_on_held_lock(void **unused)
 	act_actor_stats(a, &st);
 	assert_int_equal(st.async_fallbacks, 2);
 	assert_int_equal(st.async_runs, 2);
-	/* T_HOLD x3, echo x3 (spin, sleep, adaptive), void x1 */
-	assert_int_equal(st.sync_completions, 7);
+	/* T_HOLD x1, T_HOLD_TIMED x3, echo x4 (spin; sleep, adaptive, spin), void x1 */
+	assert_int_equal(st.sync_completions, 9);
 	assert_int_equal(act_fast_send_opt(a, &req.hdr, NULL, 0, ACT_WAIT_NONE + 1, 0), -EINVAL);
+
+	/* the same waits on a lock released by a plain store (the sleepers'
+	 * protocol S1-S4 of actor.c; the exchange where membarrier is refused) */
+	{
+		struct st sr = {0};
+		struct act_actor_opts o = {.name = "store", .handlers = handlers,
+					   .handler_count = T_COUNT, .state = &sr, .group = g,
+					   .lock_release_store = true};
+		struct act_actor *r = act_actor_create(&o);
+
+		assert_non_null(r);
+		assert_int_equal(act_actor_start(r), 0);
+		if (!r->release_store)
+			fprintf(stderr, "# membarrier unavailable: lock_release_store falls back "
+				"to the exchange release\n");
+		check_wait_on_held_lock(r, &sr, ACT_WAIT_SLEEP);
+		check_wait_on_held_lock(r, &sr, ACT_WAIT_ADAPTIVE);
+		check_wait_on_held_lock(r, &sr, ACT_WAIT_SPIN);
+		act_actor_stop(r);
+		act_actor_destroy(r);
+	}
 
 	pthread_barrier_destroy(&h.in);
 	act_actor_stop(a);
@@ -456,6 +745,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(create_rejects_bad_options),
 		cmocka_unit_test(lifecycle_and_send),
 		cmocka_unit_test(fast_send_runs_ahead_of_queued),
+		cmocka_unit_test(fast_send_overtakes_busy_group_thread),
 		cmocka_unit_test(instrumentation_fields),
 		cmocka_unit_test(overflow_fail_and_drop),
 		cmocka_unit_test(overflow_block),

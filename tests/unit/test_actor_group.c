@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Groups: one mailbox for all members, one thread or a caller-driven step,
  * group-private members, the injected clock, every queue type.
+ *
+ * Destroy is checked through internals (actor_pvt.h, not API): the discard
+ * that act_group_destroy() runs (act__group_discard()), and the actor's
+ * reference count. The runtime's message pool has no statistics a test can
+ * reach, so main() caps it (act_init()) and a probe allocates every block
+ * of the small class to prove none was lost (assert_pool_all_free()).
  */
 #include <unistd.h>
 
 #include "act_fixture.h"
+#include "actor_pvt.h"
+
+/* Blocks of each size class of the runtime's message pool (main()). */
+#define POOL_BLOCKS 1024u
+/* Bound of every "eventually" wait of these tests, in seconds. */
+#define WAIT_MAX_S 10.0
 
 enum { T_LOG, T_CALL_PEER, T_NOW, T_COUNT };
 
@@ -76,6 +88,43 @@ static void members_share_one_order(void **unused)
 	}
 }
 
+/* Wait until *n >= @want, at most @seconds. */
+static bool wait_count(_Atomic unsigned *n, unsigned want, double seconds)
+{
+	double t0 = tw_now_s();
+
+	while (atomic_load(n) < want) {
+		if (tw_now_s() - t0 > seconds)
+			return false;
+		usleep(100);
+	}
+	return true;
+}
+
+static void assert_mailbox(const struct act_group *g, uint64_t enqueued, uint64_t dequeued,
+			   uint32_t queued)
+{
+	struct act_mailbox_stats ms;
+
+	act_group_mailbox_stats(g, &ms);
+	assert_int_equal(act_group_queued(g), queued);
+	assert_int_equal(ms.enqueued, enqueued);
+	assert_int_equal(ms.dequeued, dequeued);
+	assert_int_equal(ms.discarded, 0);
+}
+
+/*
+ * A group's thread exists only between act_group_start() and
+ * act_group_stop(), and nothing else runs the group's messages meanwhile:
+ *  - sent to a group created but never started, all messages stay queued
+ *    (no thread: act_group_queued() counts them all, nothing dequeued);
+ *  - once started, all run, in order, on the group's thread (waited for
+ *    with a deadline, then checked after the stop joined the thread);
+ *  - stopped (the thread joined), what is sent stays queued, for a second
+ *    start, then for a step on the caller's thread;
+ *  - a stopped actor refuses sends: nothing is queued.
+ * Every "nothing ran" is read from the counters while no thread exists.
+ */
 static void group_thread_start_stop(void **unused)
 {
 	struct act_group_opts go = {.name = "gt", .queue = ACT_QUEUE_LOCKFREE, .capacity = 256,
@@ -83,29 +132,56 @@ static void group_thread_start_stop(void **unused)
 	struct act_group *g = act_group_create(&go);
 	struct fx_log log = {0};
 	struct st sa = {.id = 1, .log = &log};
-	struct act_actor *a = fx_actor("a", g, handlers, T_COUNT, &sa, false);
-	int i;
+	struct act_actor *a;
+	int i, v = 502;
 
 	(void)unused;
 	assert_non_null(g);
+	a = fx_actor("a", g, handlers, T_COUNT, &sa, false);
+	/* created, not started: no thread, so everything stays queued */
+	for (i = 0; i < 100; i++)
+		fx_send_int(a, T_LOG, i);
+	assert_mailbox(g, 100, 0, 100);
+	assert_int_equal(atomic_load(&log.n), 0);
+
 	assert_int_equal(act_group_start(g), 0);
 	assert_int_equal(act_group_start(g), -EALREADY);
 	assert_int_equal(act_group_step(g, 0), -EALREADY); /* it has a thread */
-	for (i = 0; i < 100; i++)
-		fx_send_int(a, T_LOG, i);
-	for (i = 0; i < 5000 && atomic_load(&log.n) < 100; i++)
-		usleep(1000);
-	assert_int_equal(atomic_load(&log.n), 100);
-	assert_false(pthread_equal(sa.ran_on, pthread_self()));
+	assert_true(wait_count(&log.n, 100, WAIT_MAX_S));
 	assert_int_equal(act_group_stop(g), 0);
-	/* stopped: messages stay queued until stepped */
+	/* the thread is joined: its writes are visible, nothing runs now */
+	assert_mailbox(g, 100, 100, 0);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(log.v[i], 1000 + i);
+	assert_false(pthread_equal(sa.ran_on, pthread_self()));
+
+	/* stopped: messages stay queued until the next start */
 	fx_send_int(a, T_LOG, 500);
-	usleep(2000);
+	assert_mailbox(g, 101, 100, 1);
 	assert_int_equal(atomic_load(&log.n), 100);
+	assert_int_equal(act_group_start(g), 0);
+	assert_true(wait_count(&log.n, 101, WAIT_MAX_S));
+	assert_int_equal(act_group_stop(g), 0);
+	assert_mailbox(g, 101, 101, 0);
+	assert_int_equal(log.v[100], 1500);
+	assert_false(pthread_equal(sa.ran_on, pthread_self()));
+
+	/* stopped again: queued until stepped, then run on this thread */
+	fx_send_int(a, T_LOG, 501);
+	assert_mailbox(g, 102, 101, 1);
+	assert_int_equal(atomic_load(&log.n), 101);
 	assert_int_equal(act_group_step(g, 0), 1);
 	assert_true(pthread_equal(sa.ran_on, pthread_self()));
-	assert_int_equal(log.v[100], 1500);
+	assert_int_equal(log.v[101], 1501);
+	assert_mailbox(g, 102, 102, 0);
+	assert_int_equal(act_group_start(g), -EALREADY); /* bound to this thread now */
+
+	/* a stopped actor refuses sends: nothing queued, nothing counted */
 	act_actor_stop(a);
+	assert_int_equal(act_send_copy(a, T_LOG, &v, sizeof(v)), -ESHUTDOWN);
+	assert_mailbox(g, 102, 102, 0);
+	assert_int_equal(act_group_step(g, 0), 0);
+	assert_int_equal(atomic_load(&log.n), 102);
 	act_actor_destroy(a);
 	act_group_destroy(g);
 }
@@ -230,28 +306,124 @@ static void bad_group_options(void **unused)
 	assert_null(act_group_create(&go));
 }
 
-/* Destroying an actor with messages still queued: they are discarded when
- * the group is destroyed, and nothing leaks (ASan checks the latter). */
-static void destroy_with_queued_messages(void **unused)
+/*
+ * Every block of the small class of the runtime's message pool can be
+ * allocated: none was lost. main() caps the class at POOL_BLOCKS blocks;
+ * blocks freed on this thread sit in its cache, which it allocates from
+ * first, and the threads of earlier tests flushed theirs when they exited.
+ */
+static void assert_pool_all_free(void)
 {
-	struct act_group *g = fx_group(ACT_QUEUE_BQUEUE_BATCHED, ACT_OVERFLOW_FAIL, 64);
-	struct fx_log log = {0};
-	struct st s = {.log = &log};
-	struct act_actor *a = fx_actor("a", g, handlers, T_COUNT, &s, false);
-	struct act_mailbox_stats ms;
+	static struct act_msg *held[POOL_BLOCKS];
+	uint32_t n, i;
+
+	for (n = 0; n < POOL_BLOCKS; n++) {
+		held[n] = act_msg_alloc(T_LOG, sizeof(int));
+		if (held[n] == NULL)
+			break;
+	}
+	for (i = 0; i < n; i++)
+		act_msg_free(held[i]);
+	if (n != POOL_BLOCKS)
+		fail_msg("message pool: only %u of its %u blocks could be allocated, %u never "
+			 "came back", n, POOL_BLOCKS, POOL_BLOCKS - n);
+}
+
+/* A payload too large to travel inline, small enough for the small class. */
+struct big {
+	int v;
+	char pad[44];
+};
+
+_Static_assert(sizeof(struct big) > ACT__INLINE_MAX, "struct big travels inline");
+_Static_assert(sizeof(struct act_msg) + sizeof(struct big) <= 128,
+	       "struct big leaves the pool's small class");
+
+/* Queue @n messages for @a: even ones small (inline where the queue has
+ * cells), odd ones struct big (pool blocks). Returns the blocks taken. */
+static uint64_t send_mixed(struct act_actor *a, int n)
+{
+	uint64_t allocs = act_thread_alloc_count();
 	int i;
 
+	for (i = 0; i < n; i++) {
+		struct big b = {.v = i};
+
+		if (i % 2 == 0)
+			fx_send_int(a, T_LOG, i);
+		else
+			assert_int_equal(act_send_copy(a, T_LOG, &b, sizeof(b)), 0);
+	}
+	return act_thread_alloc_count() - allocs;
+}
+
+/*
+ * Destroying with messages still queued, for every queue kind. Six messages
+ * (pool blocks among them) for an actor that is then destroyed: the two the
+ * group's step takes are dropped (dequeued, no handler runs); the four
+ * still queued are discarded when the group is destroyed: discarded == 4,
+ * enqueued == 6 == dequeued + discarded + queued, each drops its reference
+ * to the actor, and every pool block is back in the runtime's pool.
+ * act_group_destroy() closes the queue and runs act__group_discard(),
+ * whose count is read here before the group is freed; then the same
+ * destroy in one call, checked by the references and the pool.
+ */
+static void destroy_with_queued_messages(void **unused)
+{
+	enum act_queue_type q;
+
 	(void)unused;
-	for (i = 0; i < 5; i++)
-		fx_send_int(a, T_LOG, i);
-	act_actor_stop(a);
-	act_actor_destroy(a);
-	act_group_mailbox_stats(g, &ms);
-	assert_int_equal(ms.enqueued, 5);
-	/* a dead actor's messages are dropped when the group runs */
-	assert_int_equal(act_group_step(g, 2), 2);
-	assert_int_equal(log.n, 0);
-	act_group_destroy(g);
+	for (q = ACT_QUEUE_BQUEUE; q < ACT_QUEUE_COUNT_; q++) {
+		struct act_group *g = fx_group(q, ACT_OVERFLOW_FAIL, 64);
+		struct fx_log log = {0};
+		struct st s = {.log = &log};
+		struct act_actor *a = fx_actor("a", g, handlers, T_COUNT, &s, false);
+		struct act_mailbox_stats ms;
+		/* sharded mailboxes have no inline cells: every message is a block */
+		uint64_t blocks = q == ACT_QUEUE_SHARDED ? 6 : 3;
+
+		/* keep the actor's memory past its destroy, to read its references */
+		atomic_fetch_add(&a->refs, 1);
+		assert_int_equal(send_mixed(a, 6), blocks);
+		assert_int_equal(atomic_load(&a->refs), 2 + 6); /* creator, ours, queued */
+		act_actor_stop(a);
+		act_actor_destroy(a);
+		act_group_mailbox_stats(g, &ms);
+		assert_int_equal(ms.enqueued, 6);
+		assert_int_equal(act_group_queued(g), 6);
+		/* a dead actor's messages are dropped when the group runs */
+		assert_int_equal(act_group_step(g, 2), 2);
+		assert_int_equal(log.n, 0);
+		assert_int_equal(atomic_load(&a->refs), 1 + 4);
+		/* destroy: close, then discard and count what is left */
+		act__queue_close(&g->queue);
+		assert_int_equal(act__group_discard(g), 4);
+		act_group_mailbox_stats(g, &ms);
+		assert_int_equal(ms.discarded, 4);
+		assert_int_equal(ms.dequeued, 2);
+		assert_int_equal(ms.enqueued, 6);
+		assert_int_equal(act_group_queued(g), 0);
+		assert_int_equal(ms.enqueued, ms.dequeued + ms.discarded + act_group_queued(g));
+		assert_int_equal(atomic_load(&a->refs), 1);
+		assert_int_equal(log.n, 0);
+		act_group_destroy(g);
+		act__actor_unref(a);
+		assert_pool_all_free();
+
+		/* act_group_destroy() with the six still queued */
+		g = fx_group(q, ACT_OVERFLOW_FAIL, 64);
+		a = fx_actor("a", g, handlers, T_COUNT, &s, false);
+		atomic_fetch_add(&a->refs, 1);
+		assert_int_equal(send_mixed(a, 6), blocks);
+		act_actor_stop(a);
+		act_actor_destroy(a);
+		assert_int_equal(atomic_load(&a->refs), 1 + 6);
+		act_group_destroy(g);
+		assert_int_equal(atomic_load(&a->refs), 1);
+		act__actor_unref(a);
+		assert_int_equal(log.n, 0);
+		assert_pool_all_free();
+	}
 }
 
 int main(int argc, char **argv)
@@ -266,5 +438,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(destroy_with_queued_messages),
 	};
 
+	/* a small pool, so that assert_pool_all_free() can take all of it */
+	const struct act_runtime_opts ro = {.pool_max_blocks = POOL_BLOCKS,
+					    .pool_prealloc_blocks = POOL_BLOCKS};
+
+	if (act_init(&ro) != 0) {
+		fprintf(stderr, "act_init failed\n");
+		return 1;
+	}
 	TW_RUN_TESTS(argc, argv, tests);
 }
