@@ -624,7 +624,8 @@ static inline uint64_t act_now(const struct act_actor *self)
  * the send returns -EDEADLK instead of waiting for ever: the caller keeps
  * the message, counted in act_mailbox_stats::deadlocks. Either side of
  * such a cycle may be the one refused (a fast_send waiting for the lock
- * gets -EDEADLK too); one is.
+ * gets -EDEADLK too): at least one is, and both are when each walked after
+ * the other had published its wait.
  * @return 0, -EAGAIN, -ESHUTDOWN, -ENOTSUP, -EDEADLK, -EINVAL (not a pooled
  *         message).
  */

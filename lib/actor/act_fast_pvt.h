@@ -44,7 +44,7 @@
 #define ACT__F_VOID 0x8u    /* sync via fast_send_void: a reply is discarded */
 #define ACT__F_TRUNC 0x10u  /* the sync reply did not fit the buffer */
 #define ACT__F_SPILL 0x20u  /* sent for the lane, queued in the mailbox (group.c) */
-#define ACT__F_SENDER_REF 0x40u /* holds a reference on m->sender (actor.c, Sender) */
+#define ACT__F_SENDER_REF 0x40u /* a lane message holds a reference on m->sender (actor.c, Sender) */
 #define ACT__F_CLASS_SHIFT 8
 #define ACT__F_CLASS_MASK (0xfu << ACT__F_CLASS_SHIFT)
 
@@ -147,15 +147,21 @@ struct act_actor {
 	 * reader trusts it only if its own chain holds this actor there. On
 	 * the lock line: a lockable caller reads it just before its CAS. */
 	_Atomic uint32_t chain_pos;
-	/* one reference per message queued in the mailbox, one per queued
-	 * message that names it as sender (ACT__F_SENDER_REF), plus one for
-	 * the creator (messages on the lane hold none for their receiver:
-	 * lane_queued; see actor.c, Sender, for the sender's) */
+	/* messages sent naming this actor as their sender (actor.c, Sender):
+	 * written only under its exclusive access (plain load and store) */
+	_Atomic int64_t sent;
+	/* one reference per message queued in the mailbox, one for the
+	 * creator, and after destroy one while messages naming it as their
+	 * sender are still queued (actor.c, Sender; messages on the lane hold
+	 * none for their receiver: lane_queued) */
 	act__cache_aligned _Atomic uint32_t refs;
 	/* messages for this actor on its group's lane (group.c, Lane): written
 	 * by the group's thread alone (relaxed load and store, no RMW); read by
 	 * act_actor_destroy(), which takes one reference for each */
 	_Atomic uint32_t lane_queued;
+	/* of those sent, the ones that left their queue (any consumer, RMW);
+	 * minus those still queued once act_actor_destroy() subtracted sent */
+	act__cache_aligned _Atomic int64_t released;
 
 	/* counters written under the lock (act__stat_inc_owned) */
 	act__cache_aligned _Atomic uint64_t sync_completions;
@@ -313,10 +319,14 @@ act__sync_context(struct act_msg *m, struct act_actor *to, struct act_actor *sen
 	m->enqueue_tsc = 0;
 }
 
+int act__sync_result_trunc(const struct act_msg *m);
+
 static inline int act__sync_result(const struct act_msg *m)
 {
+	/* a reply did not fit: out of line, so the common case tests the
+	 * flags in memory */
 	if (act__unlikely(m->flags_ & ACT__F_TRUNC))
-		return -EMSGSIZE;
+		return act__sync_result_trunc(m);
 	return (int)m->reply_len_;
 }
 

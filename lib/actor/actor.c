@@ -672,6 +672,7 @@ void act__actor_unref(struct act_actor *a)
 void act_actor_destroy(struct act_actor *a)
 {
 	uint32_t lane_queued;
+	int64_t sent;
 
 	if (a == NULL)
 		return;
@@ -680,18 +681,27 @@ void act_actor_destroy(struct act_actor *a)
 	 * can be queued for it (act.h: no delivery call may still run), take
 	 * one for each, dropped when it leaves the lane (act__lane_done()). */
 	lane_queued = atomic_load_explicit(&a->lane_queued, memory_order_relaxed);
-	/* and one for each lane message that names it as sender without
-	 * one (Sender below) */
-	lane_queued += act__lane_sweep_sender(a->group, a);
 	if (lane_queued != 0)
 		atomic_fetch_add_explicit(&a->refs, lane_queued, memory_order_relaxed);
+	/* The messages that name it as sender (Sender below): those on its
+	 * group's lane are counted now; one reference for all that are still
+	 * queued, dropped by the last to leave (act__sender_left()). */
+	sent = atomic_load_explicit(&a->sent, memory_order_relaxed) +
+	       act__lane_sweep_sender(a->group, a);
+	atomic_store_explicit(&a->sent, sent, memory_order_relaxed);
+	atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+	if (atomic_fetch_sub_explicit(&a->released, sent, memory_order_acq_rel) == sent)
+		atomic_fetch_sub_explicit(&a->refs, 1, memory_order_relaxed); /* none */
 	act__group_forget(a);
 	if (a->own_group) {
-		/* Own mailbox: nobody else consumes it; discard what is left so
-		 * the references it holds are dropped, then free. */
+		/* Own mailbox: nobody else consumes it; stop its thread, close
+		 * it and discard what is left so the references it holds are
+		 * dropped. The group's memory goes with the actor's
+		 * (actor_free()): a reply racing with this destroy, from a
+		 * message that still holds the actor, reads both. */
 		act_group_stop(a->group);
-		act_group_destroy(a->group);
-		a->own_group = false;
+		act__queue_close(&a->group->queue);
+		act__group_discard(a->group);
 	}
 	act__actor_unref(a);
 }
@@ -1000,40 +1010,60 @@ static inline struct act_actor *send_sender(void)
  * which act_reply() sends the answer and which its handler may read; the
  * sender may be stopped and destroyed while the message waits. So every
  * queued message that names a sender keeps it allocated until the message
- * leaves its queue (run, or discarded):
- *  - mailbox and control queue: a reference on the sender, taken at the
- *    send (one atomic increment, only for sends made inside a handler) and
- *    dropped after the handler (ACT__F_SENDER_REF; an inline cell with a
- *    sender always holds one);
+ * leaves its queue (run, or discarded). Two counters on the sender, so
+ * that neither side shares a written line with the other:
+ *  - sent: messages sent naming it, counted by the send. Sends name the
+ *    actor whose handler makes them, so only the thread running that
+ *    handler writes it, under the actor's exclusive access (its lock, or
+ *    its group's thread): a plain increment, no atomic RMW, on the lock's
+ *    line that this thread already holds;
+ *  - released: such messages that left their queue, counted by the thread
+ *    that ran or discarded them (one atomic increment, on a line only the
+ *    consumers write).
+ * act_actor_destroy() subtracts sent from released: from then on released
+ * is minus the number still queued, and the consumer whose increment
+ * brings it to 0 drops the reference destroy took for them
+ * (sender_left()). Which messages count:
+ *  - mailbox and control queue: every message with a sender;
  *  - lane, sender of another group (a lockable actor run on this group's
- *    thread by fast_send): the same;
- *  - lane, sender of the same group: no atomic (the lane has none); the
- *    group's thread is the only one that runs the sender's handlers there
- *    and act_actor_destroy() requires the group idle, so destroy takes the
- *    references then, for the lane messages still naming it
- *    (sweep_lane_sender()).
+ *    thread by fast_send): marked ACT__F_SENDER_REF;
+ *  - lane, sender of the same group: none when sent (the lane has no
+ *    atomics and no shared writes); the group's thread is the only one
+ *    that runs the sender's handlers there and act_actor_destroy() requires
+ *    the group idle, so destroy marks and counts the lane messages still
+ *    naming it then (act__lane_sweep_sender()).
+ * Sends from outside any handler name no sender and count nothing.
  * A destroyed (or stopped) sender refuses the reply: -ESHUTDOWN, counted
  * in the replier's act_actor_stats::orphan_replies.
  */
-static inline void sender_ref(struct act_actor *sender)
+static inline void sender_sent(struct act_actor *sender, int64_t n)
 {
-	atomic_fetch_add_explicit(&sender->refs, 1, memory_order_relaxed);
+	atomic_store_explicit(&sender->sent,
+			      atomic_load_explicit(&sender->sent, memory_order_relaxed) + n,
+			      memory_order_relaxed);
 }
 
-/* Undo sender_ref() on a send that failed: never the last reference (the
- * sender is running the handler that sends). */
-static inline void sender_unref_failed(struct act_actor *sender)
+/* Undo sender_sent() on a send that failed (the same thread). */
+static inline void sender_unsent(struct act_actor *sender)
 {
 	if (sender != NULL)
-		atomic_fetch_sub_explicit(&sender->refs, 1, memory_order_relaxed);
+		sender_sent(sender, -1);
 }
 
-/* A message that leaves its queue drops the reference it holds on its
- * sender, if any (read before the message is freed). */
+/* A message naming @sender left its queue (run or discarded). acq_rel: the
+ * thread that frees sees every earlier consumer's accesses. */
+void act__sender_left(struct act_actor *sender)
+{
+	if (atomic_fetch_add_explicit(&sender->released, 1, memory_order_acq_rel) == -1)
+		act__actor_unref(sender); /* the last one after destroy */
+}
+
+/* A lane message that leaves the lane: its count on its sender, if any
+ * (read before the message is freed). */
 static inline void sender_release(struct act_actor *sender, uint32_t flags)
 {
 	if (act__unlikely(flags & ACT__F_SENDER_REF))
-		act__actor_unref(sender);
+		act__sender_left(sender);
 }
 
 /*
@@ -1052,11 +1082,11 @@ static int send_inline(struct act_actor *to, uint32_t type, const void *payload,
 	 * on its sender (Sender above). */
 	atomic_fetch_add_explicit(&to->refs, 1, memory_order_relaxed);
 	if (sender != NULL)
-		sender_ref(sender);
+		sender_sent(sender, 1);
 	rc = act__group_enqueue_cell(to->group, to, sender, type, payload, len, mark);
 	if (rc != 0) {
 		atomic_fetch_sub_explicit(&to->refs, 1, memory_order_relaxed);
-		sender_unref_failed(sender);
+		sender_unsent(sender);
 	}
 	return rc;
 }
@@ -1066,7 +1096,8 @@ static int send_inline(struct act_actor *to, uint32_t type, const void *payload,
  * POOLED, the class and perhaps ACT__F_SPILL. Returns as send_inline(); on
  * -ENOBUFS @m was freed.
  */
-static int send_pointer(struct act_actor *to, struct act_msg *m)
+static inline __attribute__((always_inline)) int send_pointer(struct act_actor *to,
+								struct act_msg *m)
 {
 	int rc;
 
@@ -1077,15 +1108,12 @@ static int send_pointer(struct act_actor *to, struct act_msg *m)
 	/* One reference per queued message, dropped after its delivery; one
 	 * on its sender (Sender above). */
 	atomic_fetch_add_explicit(&to->refs, 1, memory_order_relaxed);
-	if (sender != NULL) {
-		sender_ref(sender);
-		m->flags_ |= ACT__F_SENDER_REF;
-	}
+	if (sender != NULL)
+		sender_sent(sender, 1);
 	rc = act__group_enqueue(to->group, m);
 	if (rc != 0) {
 		atomic_fetch_sub_explicit(&to->refs, 1, memory_order_relaxed);
-		sender_unref_failed(sender);
-		m->flags_ &= ~ACT__F_SENDER_REF;
+		sender_unsent(sender);
 		if (rc == -ENOBUFS) /* dropped under DROP_NEWEST: consumed */
 			act_msg_free(m);
 	}
@@ -1104,7 +1132,7 @@ static inline uint32_t lane_sender_ref(struct act_group *g, struct act_actor *se
 {
 	if (act__likely(sender == NULL || sender->group == g))
 		return 0;
-	sender_ref(sender);
+	sender_sent(sender, 1);
 	return ACT__F_SENDER_REF;
 }
 
@@ -1247,10 +1275,8 @@ int act_send_control(struct act_actor *to, uint32_t type, const void *payload, u
 		memcpy(m->payload, payload, len);
 	m->flags_ &= ACT__F_POOLED | ACT__F_CLASS_MASK;
 	m->sender = send_sender();
-	if (m->sender != NULL) {
-		sender_ref(m->sender);
-		m->flags_ |= ACT__F_SENDER_REF;
-	}
+	if (m->sender != NULL)
+		sender_sent(m->sender, 1);
 	m->dest = to;
 	m->qdepth = 0;
 	m->mailbox_was_empty = 0;
@@ -1309,13 +1335,13 @@ static inline void run_async(struct act__thread *t, struct act_actor *to, struct
 void act__deliver_async(struct act_group *g, struct act_msg *m)
 {
 	struct act_actor *to = m->dest;
-	struct act_actor *sender = m->sender;
-	uint32_t flags = m->flags_;
 
 	(void)g;
 	run_async(act__self_thread(), to, m);
+	/* its count on its sender (Sender above) */
+	if (m->sender != NULL)
+		act__sender_left(m->sender);
 	act_msg_free(m);
-	sender_release(sender, flags);
 	act__actor_unref(to);
 }
 
@@ -1324,11 +1350,10 @@ void act__deliver_async(struct act_group *g, struct act_msg *m)
 void act__msg_discard(struct act_msg *m)
 {
 	struct act_actor *to = m->dest;
-	struct act_actor *sender = m->sender;
-	uint32_t flags = m->flags_;
 
+	if (m->sender != NULL) /* its count on its sender (Sender above) */
+		act__sender_left(m->sender);
 	act_msg_free(m); /* a no-op for an inline copy */
-	sender_release(sender, flags);
 	/* The own group of an actor being destroyed holds the last
 	 * references but the actor itself frees after us. */
 	act__actor_unref(to);
@@ -1382,18 +1407,18 @@ void act__deliver_lane(struct act_msg *m)
  */
 static inline int reply_sync(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
 {
-	if (m->flags_ & ACT__F_VOID) {
-		m->flags_ |= ACT__F_REPLIED;
+	m->flags_ |= ACT__F_REPLIED;
+	if (m->flags_ & ACT__F_VOID)
 		return 0; /* fast_send_void: nobody waits for a value */
-	}
 	if (act__unlikely(len > m->reply_cap_)) {
-		m->flags_ |= ACT__F_TRUNC;
+		/* not made (TRUNC counts only while no reply was made:
+		 * act__sync_result()) */
+		m->flags_ = (m->flags_ & ~ACT__F_REPLIED) | ACT__F_TRUNC;
 		return -EMSGSIZE;
 	}
 	act__copy_small(m->reply_buf_, data, len);
 	m->reply_len_ = len;
 	m->reply_type_ = type;
-	m->flags_ = (m->flags_ & ~ACT__F_TRUNC) | ACT__F_REPLIED;
 	return 0;
 }
 
@@ -1420,6 +1445,13 @@ int act_reply(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
 			m->flags_ |= ACT__F_REPLIED;
 		return rc;
 	}
+}
+
+/* act__sync_result() of a call whose handler made a reply that did not
+ * fit: -EMSGSIZE, unless a reply that fitted came after it. */
+__attribute__((cold, noinline)) int act__sync_result_trunc(const struct act_msg *m)
+{
+	return m->flags_ & ACT__F_REPLIED ? (int)m->reply_len_ : -EMSGSIZE;
 }
 
 int act_reply_sync(struct act_msg *m, uint32_t type, const void *data, uint32_t len)

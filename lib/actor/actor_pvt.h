@@ -119,7 +119,6 @@ struct act_group {
 	uint64_t lane_free;           /* slots before it are free (the one running is not) */
 	_Atomic uint64_t lane_full;   /* lane-eligible sends that went to the mailbox */
 	uint32_t lane_spilled;        /* of those, queued in the mailbox and not yet run */
-	bool in_run;                  /* run_batch() is on the stack */
 	uint32_t take_n, take_i;      /* the batch taken from the mailbox: size, next to run */
 	_Atomic uint32_t take_left;   /* take_n - take_i when the loop last returned */
 	_Atomic uint64_t ctl_dequeued;/* control messages run or discarded */
@@ -221,6 +220,7 @@ void act__deliver_lane(struct act_msg *m);
 void act__lane_done(struct act_msg *m);
 void act__actor_unref(struct act_actor *a);
 void act__msg_discard(struct act_msg *m);
+void act__sender_left(struct act_actor *sender);
 int act__init_once(void);
 
 /*

@@ -30,7 +30,8 @@
  * the step still runs at most its bound. A lane message runs in its slot
  * (no copy); the head moves past it as it starts (the depth no longer counts
  * it) but its slot is freed (lane_free) only after its handler returned, so
- * it is not reused under it (a step does not nest: -EBUSY). A lane
+ * it is not reused under it (a step does not nest: no step inside a
+ * handler, -EBUSY; every handler runs with a call chain). A lane
  * message holds no reference to its receiver: act_actor_destroy() takes
  * one for each that is still queued (lane_queued), and act__lane_done()
  * drops it.
@@ -168,9 +169,7 @@ static inline struct act_msg *cell_take(const struct act__qcell *cell,
 		.type = cell->word,
 		.size = (cell->kind & ~ACT__CELL_SPILL) - 1,
 		.sender = cell->u.inl.ptr[1],
-		/* a cell with a sender holds a reference on it (actor.c, Sender) */
-		.flags_ = (cell->kind & ACT__CELL_SPILL ? ACT__F_SPILL : 0) |
-			  (cell->u.inl.ptr[1] != NULL ? ACT__F_SENDER_REF : 0),
+		.flags_ = cell->kind & ACT__CELL_SPILL ? ACT__F_SPILL : 0,
 		.dest = cell->u.inl.ptr[0],
 	};
 	/* the whole data area: a fixed-size copy, no length dispatch */
@@ -329,7 +328,6 @@ static uint32_t run_batch(struct act_group *g, uint32_t max)
 
 	if (max > ACT__GROUP_BATCH_MAX)
 		max = ACT__GROUP_BATCH_MAX;
-	g->in_run = true;
 	while (total < max) {
 		struct act_msg *m;
 
@@ -354,7 +352,6 @@ static uint32_t run_batch(struct act_group *g, uint32_t max)
 		act__deliver_async(g, m);
 		total++;
 	}
-	g->in_run = false;
 	if (total != 0)
 		atomic_store_explicit(&g->dequeued,
 				      atomic_load_explicit(&g->dequeued, memory_order_relaxed) +
@@ -440,7 +437,8 @@ int act_group_step(struct act_group *g, uint32_t max)
 {
 	/* Not from a handler: the loop runs with an empty call chain (it
 	 * takes locks without a cycle check, and would run a group-private
-	 * member inside its own handler). */
+	 * member inside its own handler). This also refuses a step nested in
+	 * the group's own run: its handlers run with a chain. */
 	if (act__unlikely(act__tls_thread.depth != 0))
 		return -EBUSY;
 	/* Already bound to this thread (every step after the first): no CAS. */
@@ -451,9 +449,6 @@ int act_group_step(struct act_group *g, uint32_t max)
 		if (rc != 0)
 			return rc;
 	}
-	/* bound to this thread: in_run is this thread's own */
-	if (act__unlikely(g->in_run))
-		return -EBUSY;
 	return (int)run_batch(g, max != 0 ? max : g->batch);
 }
 
