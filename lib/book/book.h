@@ -154,6 +154,11 @@ struct book_trade {
 #define BOOK_INSTRUMENT_RPT_KNOWN (1u << 1)    /**< rpt_seq holds a real value */
 #define BOOK_INSTRUMENT_NEVER_SYNCED (1u << 2) /**< stale since creation (join: recover) */
 #define BOOK_INSTRUMENT_IN_USE (1u << 3)       /**< table slot holds an instrument */
+/** The outright book holds every level (valid since a snapshot, a ChannelReset,
+ *  an EmptyBook entry or a first RptSeq of 1), not only the levels updated
+ *  since a BOOK_JOIN_TRUST join; cleared when the book goes stale.  The
+ *  market-by-order oracle compares only such books. */
+#define BOOK_INSTRUMENT_COMPLETE (1u << 4)
 
 /**
  * An instrument and its books.  Read-only for users of a feed (the feed
@@ -550,6 +555,15 @@ enum book_loss_policy {
 #define BOOK_DEFAULT_RECOVERY_PACKETS 1024u
 /** Largest recovery buffer. */
 #define BOOK_MAX_RECOVERY_PACKETS (1u << 20)
+/** Default MBO books per channel, orders per book, levels per side, differences kept. */
+#define BOOK_DEFAULT_MBO_INSTRUMENTS 64u
+#define BOOK_DEFAULT_MBO_ORDERS 4096u
+#define BOOK_DEFAULT_MBO_LEVELS 1024u
+#define BOOK_DEFAULT_MBO_DIFFS 16u
+/** Largest MBO bounds (books, orders per book, levels per side). */
+#define BOOK_MAX_MBO_INSTRUMENTS (1u << 16)
+#define BOOK_MAX_MBO_ORDERS (1u << 24)
+#define BOOK_MAX_MBO_LEVELS (1u << 20)
 
 /** Feed configuration; zero fields take the defaults. */
 struct book_feed_config {
@@ -567,6 +581,13 @@ struct book_feed_config {
 	 *  MDP3_ARB_DEFAULT_MAX_PACKET, the arbiter's default): the size of a
 	 *  recovery slot. app/feed sets it to its arbiter's max_packet_size. */
 	uint32_t max_packet_size;
+	/** Keep market-by-order books (see "Market by order" below); false: MBO
+	 *  messages are counted in messages_ignored and nothing is allocated. */
+	bool mbo;
+	uint32_t mbo_instruments;  /**< MBO books of the channel (default 64) */
+	uint32_t mbo_orders;       /**< resting orders per MBO book (default 4096) */
+	uint32_t mbo_levels;       /**< price levels per side of an MBO book (default 1024) */
+	uint32_t mbo_diffs;        /**< oracle differences kept (default 16) */
 	struct book_feed_handler handler;
 };
 
@@ -607,6 +628,34 @@ struct book_feed_counters {
 	uint64_t recovery_oversize;   /**< packets too large for a recovery slot */
 	uint64_t replayed_packets;    /**< buffered packets replayed after snapshots */
 	uint64_t events;              /**< events published */
+	/* Market by order (config.mbo).  Every order entry examined live ends in
+	 * exactly one of mbo_new, mbo_changes, mbo_deletes, mbo_unknown_orders,
+	 * mbo_bad_entries, mbo_not_applied. */
+	uint64_t mbo_entries_47;      /**< order entries of MDIncrementalRefreshOrderBook47 */
+	uint64_t mbo_entries_46;      /**< NoOrderIDEntries of MDIncrementalRefreshBook46 */
+	uint64_t mbo_new;             /**< orders added */
+	uint64_t mbo_changes;         /**< orders changed (quantity, price, priority) */
+	uint64_t mbo_deletes;         /**< orders deleted */
+	uint64_t mbo_unknown_orders;  /**< change/delete of an order the book does not hold (a
+	                                   partial book inserts the change; a valid one goes stale) */
+	uint64_t mbo_bad_entries;     /**< null order id, price, quantity or reference; not a bid
+	                                   or offer (a valid book goes stale) */
+	uint64_t mbo_not_applied;     /**< entries of a book that is stale, loading a snapshot,
+	                                   overflowed, or refused a book */
+	uint64_t mbo_replayed;        /**< order entries applied from the recovery buffer */
+	uint64_t mbo_books_refused;   /**< instruments refused an MBO book (mbo_instruments hit) */
+	uint64_t mbo_order_overflows; /**< books emptied and marked overflow: mbo_orders hit */
+	uint64_t mbo_level_overflows; /**< books emptied and marked overflow: mbo_levels hit */
+	uint64_t mbo_stale_marked;    /**< MBO books made stale (RptSeq gap, loss, sequence jump,
+	                                   unknown order or bad entry in a valid book) */
+	uint64_t mbo_stale_books;     /**< MBO books stale, loading or overflowed now (gauge) */
+	uint64_t mbo_snapshots;       /**< order-book snapshots (53) that made a book valid */
+	uint64_t mbo_snapshots_ignored; /**< 53 not needed (book valid), chunk missing, or the
+	                                   buffer lacks a packet after LastMsgSeqNumProcessed */
+	uint64_t mbo_resets;          /**< MBO books emptied by ChannelReset or EmptyBook */
+	uint64_t mbo_checks;          /**< oracle comparisons (book, end of event) */
+	uint64_t mbo_mismatches;      /**< comparisons with at least one level different */
+	uint64_t mbo_level_diffs;     /**< levels that differed, over all comparisons */
 };
 
 /** A feed (opaque). */
@@ -885,6 +934,151 @@ const char *book_state_name(enum book_state state);
 
 /** Name of an action ("new", "change", ...), "?" out of range.  Any thread. */
 const char *book_action_name(enum book_action action);
+
+
+/* ------------------------------------------------------------------------ */
+/* Market by order (config.mbo)                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * With config.mbo the feed keeps, per instrument, every resting outright
+ * order: from MDIncrementalRefreshOrderBook47 entries (MDUpdateAction
+ * New/Change/Delete), from the NoOrderIDEntries of
+ * MDIncrementalRefreshBook46 (OrderUpdateAction; price, side and instrument
+ * taken from the level entry named by ReferenceID), and from order-book
+ * snapshots 53.  Within a price level orders are kept by MDOrderPriority
+ * (lower first; equal priorities in arrival order).  Memory is fixed at
+ * init: mbo_instruments books of mbo_orders orders and mbo_levels levels per
+ * side; a bound hit is refused and counted, never a wrong book (see the
+ * states).  lib/book/README.md, "Market by order", has the rules.
+ */
+
+/** State of an MBO book. */
+enum book_mbo_state {
+	/** Complete: every order since an order-book snapshot, a ChannelReset or
+	 *  an EmptyBook entry; the oracle compares it with the price levels. */
+	BOOK_MBO_VALID = 0,
+	/** Joined mid-stream (BOOK_JOIN_TRUST): the orders seen since; orders
+	 *  resting from before are missing.  Readable, never compared. */
+	BOOK_MBO_PARTIAL = 1,
+	/** A gap (RptSeq gap of the instrument, declared loss, MsgSeqNum jump,
+	 *  unknown order in a valid book), or loading a snapshot: entries are
+	 *  not applied until a snapshot or a reset; not readable. */
+	BOOK_MBO_STALE = 2,
+	/** mbo_orders or mbo_levels was hit: emptied, not applied until a
+	 *  snapshot that fits or a reset; not readable. */
+	BOOK_MBO_OVERFLOW = 3,
+};
+
+/** One resting order. */
+struct book_order {
+	uint64_t order_id;   /**< OrderID */
+	uint64_t priority;   /**< MDOrderPriority (UINT64_MAX when sent null) */
+	int64_t price;       /**< at the instrument's price_exponent */
+	int64_t qty;         /**< MDDisplayQty */
+	uint8_t side;        /**< enum book_side */
+};
+
+/** Where an order (or a priority) stands in its price level's queue. */
+struct book_mbo_queue {
+	int64_t price;
+	int64_t qty_ahead;      /**< displayed quantity of the orders ahead */
+	int64_t level_qty;      /**< displayed quantity of the whole level */
+	uint32_t orders_ahead;  /**< orders ahead (better priority) */
+	uint32_t level_orders;  /**< orders at the level */
+};
+
+/** One level where the MBO aggregate and the price-level book differ. */
+struct book_mbo_diff {
+	int32_t security_id;
+	uint32_t msg_seq_num;     /**< packet of the end of event where it was seen */
+	uint8_t side;             /**< enum book_side */
+	uint8_t level;            /**< 1-based level */
+	struct book_level mbo;    /**< aggregated from the orders (empty: none) */
+	struct book_level mbp;    /**< the price-level book's */
+};
+
+/** An MBO book (opaque; read through the functions below). */
+struct book_mbo;
+
+/**
+ * The MBO book of an instrument.
+ * @return the book, or NULL with errno = ENOENT (no book: MBO off, never
+ *         seen, or refused for want of a free book) or EINVAL (NULL feed).
+ * Thread safety: the feed's thread (or while it is idle).
+ */
+const struct book_mbo *book_feed_mbo(const struct book_feed *feed, int32_t security_id);
+
+/** State of an MBO book (enum book_mbo_state); BOOK_MBO_STALE for NULL. */
+enum book_mbo_state book_mbo_state(const struct book_mbo *mbo);
+
+/** Orders held (0 unless valid or partial, or for NULL). */
+uint32_t book_mbo_order_count(const struct book_mbo *mbo);
+
+/**
+ * One order by OrderID.
+ * @return 0 with *out set; -ENOENT (not held); -ESTALE (book stale or
+ *         overflowed); -EINVAL (NULL).
+ * Thread safety: the feed's thread (or while it is idle).
+ */
+int book_mbo_order(const struct book_mbo *mbo, uint64_t order_id, struct book_order *out);
+
+/**
+ * Price levels of one side aggregated from the orders, best first (price,
+ * sum of displayed quantities, order count): the view the oracle compares
+ * with the price-level book.
+ * @return levels written (at most max); -ESTALE (book stale or
+ *         overflowed); -EINVAL (NULL mbo or out with max > 0).
+ * Thread safety: the feed's thread (or while it is idle).  O(max).
+ */
+int book_mbo_levels(const struct book_mbo *mbo, enum book_side side, struct book_level *out,
+		unsigned int max);
+
+/**
+ * The orders of one price level in priority order (first = next to fill).
+ * @return orders written (at most max); -ENOENT (no such level); -ESTALE;
+ *         -EINVAL.
+ * Thread safety: the feed's thread (or while it is idle).  O(orders written).
+ */
+int book_mbo_level_orders(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		struct book_order *out, unsigned int max);
+
+/**
+ * Queue position of a resting order: the orders and displayed quantity
+ * ahead of it at its level.
+ * @return 0 with *out set; -ENOENT (no such order at that side and price);
+ *         -ESTALE (the book is not BOOK_MBO_VALID: a position in a partial
+ *         book would be a guess); -EINVAL.
+ * Thread safety: the feed's thread (or while it is idle).  O(orders ahead).
+ */
+int book_mbo_queue_by_order(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		uint64_t order_id, struct book_mbo_queue *out);
+
+/**
+ * Queue position an order of this MDOrderPriority has or would have at a
+ * level: the orders with a lower priority value are ahead (an equal one
+ * too: it arrived first).  A price without a level gives zeros.
+ * @return 0 with *out set; -ESTALE (not BOOK_MBO_VALID); -EINVAL.
+ * Thread safety: the feed's thread (or while it is idle).  O(orders ahead).
+ */
+int book_mbo_queue_by_priority(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		uint64_t priority, struct book_mbo_queue *out);
+
+/**
+ * The first differences the oracle found (price levels aggregated from the
+ * MBO book against the price-level book, compared at every EndOfEvent for
+ * instruments whose MBO book is BOOK_MBO_VALID and whose price-level book
+ * is valid and BOOK_INSTRUMENT_COMPLETE); the first mbo_diffs are kept, the
+ * rest only counted (mbo_mismatches, mbo_level_diffs).
+ * @return differences written (at most max); -EINVAL (NULL feed, or NULL
+ *         out with max > 0).
+ * Thread safety: the feed's thread (or while it is idle).
+ */
+int book_feed_mbo_diffs(const struct book_feed *feed, struct book_mbo_diff *out,
+		unsigned int max);
+
+/** Name of an MBO state ("valid", "partial", "stale", "overflow"), "?" out of range. */
+const char *book_mbo_state_name(enum book_mbo_state state);
 
 #ifdef __cplusplus
 }

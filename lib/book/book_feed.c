@@ -202,6 +202,9 @@ book__flush_events(const struct book__walk_ctx *c, struct book_instrument *only)
 static inline void
 end_of_message(const struct book__walk_ctx *c, uint8_t match_event_indicator)
 {
+	if (__builtin_expect(c->feed->mbo_check_count != 0, 0) && !c->replay &&
+			(match_event_indicator & MDP3_MATCH_EVENT_INDICATOR_END_OF_EVENT))
+		book__mbo_check(c);
 	if (c->feed->dirty_count != 0 &&
 			(match_event_indicator & MDP3_MATCH_EVENT_INDICATOR_END_OF_EVENT))
 		book__flush_events(c, c->replay ? book__lookup(c->feed, c->replay_sid) : NULL);
@@ -217,7 +220,10 @@ book__go_stale(const struct book__walk_ctx *c, struct book_instrument *in)
 	struct book_feed *f = c->feed;
 
 	in->state = BOOK_STATE_STALE;
+	in->flags &= (uint8_t)~BOOK_INSTRUMENT_COMPLETE;
 	book__set_stale_count(f, f->counters.stale_books + 1);
+	if (f->mbo_on)
+		book__mbo_instrument_stale(f, in);
 	book__publish(c, in, BOOK_EVENT_STALE);
 }
 
@@ -240,12 +246,14 @@ gate_slow(const struct book__walk_ctx *c, struct book_instrument *in, uint32_t r
 		/* First update of a new instrument: nothing was missed. */
 		book__become_valid(c->feed, in);
 		in->rpt_seq = 0;
-		in->flags |= BOOK_INSTRUMENT_RPT_KNOWN;
+		in->flags |= BOOK_INSTRUMENT_RPT_KNOWN | BOOK_INSTRUMENT_COMPLETE;
 		book__publish(c, in, BOOK_EVENT_RECOVERED);
 	}
 	if (!(in->flags & BOOK_INSTRUMENT_RPT_KNOWN)) {
 		in->rpt_seq = rpt - 1;
 		in->flags |= BOOK_INSTRUMENT_RPT_KNOWN;
+		if (rpt == 1)  /* its first update: nothing was missed */
+			in->flags |= BOOK_INSTRUMENT_COMPLETE;
 	}
 	ahead = (int32_t)(rpt - in->rpt_seq);
 	if (ahead == 1) {
@@ -279,7 +287,7 @@ gate(const struct book__walk_ctx *c, int32_t sid, uint32_t rpt, bool live)
 	struct book_instrument *in;
 
 	f->counters.entries++;
-	if (!live && __builtin_expect(c->replay, 0) && sid != c->replay_sid)
+	if (!live && __builtin_expect(c->replay, 0) && (sid != c->replay_sid || c->replay_mbo))
 		return NULL;
 	/* A cache hit is never NULL: the cache holds instruments in use only.
 	 * A miss probes the table inline; only a new instrument is a call. */
@@ -368,7 +376,10 @@ apply_book_entry(const struct book__walk_ctx *c, struct book_instrument *in,
 	} else switch (e->type) {
 	case MDP3_MD_ENTRY_TYPE_BOOK_BOOK_RESET:
 		book_instrument_clear(in);
+		in->flags |= BOOK_INSTRUMENT_COMPLETE;
 		f->counters.book_resets++;
+		if (f->mbo_on)
+			book__mbo_touch(f, in);
 		if (f->has_events)
 			mark_dirty(f, in, BOOK__DIRTY_CHANGES | BOOK__DIRTY_TOP);
 		return;
@@ -403,6 +414,8 @@ apply_book_entry(const struct book__walk_ctx *c, struct book_instrument *in,
 		f->counters.level_missing++;
 	}
 	f->counters.book_updates++;
+	if (__builtin_expect(f->mbo_on, 0))
+		book__mbo_touch(f, in);
 	if (f->has_events)
 		mark_dirty(f, in, bit | touches_top(e->action, e->level));
 }
@@ -415,7 +428,7 @@ apply_book_entry(const struct book__walk_ctx *c, struct book_instrument *in,
  * Book messages: 32 (PRICENULL, Int32 sizes), 46 (PRICENULL9), 64 (UInt64
  * sizes).  SZ is the C type of MDEntrySize.
  */
-#define BOOK_HANDLER(NAME, P, SZ)                                                  \
+#define BOOK_HANDLER(NAME, P, SZ, MBO)                                             \
 BOOK__ALWAYS_INLINE void                                                           \
 NAME##_body(struct book__walk_ctx *c, const struct mdp3_msg *msg, bool live)       \
 {                                                                                  \
@@ -447,6 +460,8 @@ NAME##_body(struct book__walk_ctx *c, const struct mdp3_msg *msg, bool live)    
 			apply_book_entry(c, in, &e);                               \
 		}                                                                  \
 	}                                                                          \
+	if (MBO && __builtin_expect(c->feed->mbo_on, 0))                           \
+		book__mbo_on_book46(c, msg);                                       \
 	P##match_event_indicator(msg, &mei);                                       \
 	end_of_message(c, mei);                                                    \
 }                                                                                  \
@@ -463,9 +478,9 @@ NAME##_live(struct book__walk_ctx *c, const struct mdp3_msg *msg)               
 	NAME##_body(c, msg, true);                                                 \
 }
 
-BOOK_HANDLER(on_book32, mdp3_md_incremental_refresh_book32_, int32_t)
-BOOK_HANDLER(on_book46, mdp3_md_incremental_refresh_book46_, int32_t)
-BOOK_HANDLER(on_book64, mdp3_md_incremental_refresh_book_long_qty64_, uint64_t)
+BOOK_HANDLER(on_book32, mdp3_md_incremental_refresh_book32_, int32_t, 0)
+BOOK_HANDLER(on_book46, mdp3_md_incremental_refresh_book46_, int32_t, 1)
+BOOK_HANDLER(on_book64, mdp3_md_incremental_refresh_book_long_qty64_, uint64_t, 0)
 
 static void
 apply_trade(const struct book__walk_ctx *c, struct book_instrument *in, int px_rc,
@@ -663,6 +678,14 @@ dispatch(struct book__walk_ctx *c, const struct mdp3_msg *msg, bool live)
 		else
 			on_book64(c, msg);
 		break;
+	case MDP3_TEMPLATE_MD_INCREMENTAL_REFRESH_ORDER_BOOK47:
+		if (!f->mbo_on) {
+			if (live || !c->replay)
+				f->counters.messages_ignored++;
+			break;
+		}
+		end_of_message(c, book__mbo_on_order_book47(c, msg));
+		break;
 	case MDP3_TEMPLATE_MD_INCREMENTAL_REFRESH_TRADE_SUMMARY42:
 		on_trade42(c, msg);
 		break;
@@ -784,6 +807,14 @@ packet_begin(struct book_feed *f, uint8_t id, const uint8_t *data, uint32_t leng
 	pc->held = false;
 	pc->messages = 0;
 	pc->open = ++f->open_serial;
+	/* Template 47 carries no RptSeq: a packet missed is seen only here (or
+	 * in book_feed_loss()), and every MBO book may have lost orders. */
+	if (__builtin_expect(f->mbo_on, 0) && f->any_applied && length >= MDP3_PACKET_HEADER_SIZE &&
+			(int32_t)(pc->seq - f->last_applied_seq) > 1) {
+		f->any_lost = true;
+		f->last_lost_seq = pc->seq - 1;
+		book__mbo_all_stale(f);
+	}
 	c->seq = pc->seq;
 	c->rx_ns = rx_ns;
 	c->feed_id = id;
@@ -869,7 +900,7 @@ feed_packet_end(struct book_feed *feed, struct book_packet_ctx *ctx, int walk_rc
 	f->last_applied_seq = ctx->seq;
 	if (f->config.publish == BOOK_PUBLISH_PACKET)
 		book__flush_events(&f->live, NULL);
-	if (f->counters.stale_books > 0)
+	if (book__buffering(f))
 		book__recovery_append(f, ctx);
 	if (f->config.handler.on_packet != NULL) {
 		struct book_packet_info info = {
@@ -919,6 +950,8 @@ book_feed_loss(struct book_feed *f, uint32_t first_seq, uint32_t count, uint64_t
 	f->any_lost = true;
 	f->last_lost_seq = first_seq + count - 1;
 	book__flush_events(c, NULL);
+	if (f->mbo_on)
+		book__mbo_all_stale(f);
 	c->seq = first_seq;
 	c->rx_ns = now_ns;
 	if (f->config.loss_policy == BOOK_LOSS_STALE_ALL) {

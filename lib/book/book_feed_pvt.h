@@ -87,6 +87,7 @@ struct book__walk_ctx {
 	uint8_t stream;
 	uint8_t feed_id;
 	bool replay;
+	bool replay_mbo;  /* a replay for the MBO book of replay_sid only */
 	bool check_rpt;
 };
 
@@ -101,6 +102,55 @@ struct book__mbo_scratch {
 	uint8_t depth;
 	uint8_t nbid;
 	uint8_t nask;
+};
+
+/* ---- market by order (book_mbo.c) ---- */
+
+#define BOOK__NIL UINT32_MAX
+/* mbo_of[] value of an instrument refused a book: a book it gets later
+ * cannot start valid (orders were missed meanwhile). */
+#define BOOK__MBO_REFUSED (UINT32_MAX - 1)
+
+struct book__mbo_order {
+	uint64_t id;
+	uint64_t priority;
+	int64_t price;
+	int64_t qty;
+	uint32_t prev;    /* in its level, by priority; BOOK__NIL at the ends */
+	uint32_t next;
+	uint8_t side;
+};
+
+/* A price level of an MBO side.  Each side is an array sorted worst to best
+ * (bids ascending, asks descending), so the best level is the last one and
+ * most inserts and removals (near the top) move few entries. */
+struct book__mbo_level {
+	int64_t price;
+	int64_t qty;
+	uint32_t orders;
+	uint32_t head;    /* first by priority */
+	uint32_t tail;
+	uint32_t reserved;
+};
+
+struct book_mbo {
+	int32_t security_id;
+	uint32_t instrument;     /* slot of the instrument */
+	uint8_t state;           /* enum book_mbo_state */
+	bool loading;            /* snapshot chunks being applied (state STALE) */
+	bool listed;             /* on the feed's oracle check list */
+	uint32_t order_count;
+	uint32_t free_top;       /* free order slots on free_stack */
+	uint32_t nlevels[2];
+	uint32_t table_mask;
+	uint32_t table_shift;
+	uint32_t snap_next_chunk;
+	uint32_t snap_chunks;
+	uint32_t snap_last_seq;
+	struct book__mbo_order *orders;
+	uint32_t *free_stack;
+	uint32_t *table;         /* open addressing by OrderID: order slot or BOOK__NIL */
+	struct book__mbo_level *levels[2];
 };
 
 struct book_feed {
@@ -142,6 +192,17 @@ struct book_feed {
 	struct mdp3_walker apply_walker;
 	struct book_packet_ctx *open_ctx;  /* the packet apply_walker is walking */
 	uint32_t open_serial;              /* packets begun; pairs ctx with feed */
+	/* Market by order (config.mbo; all NULL / 0 without it). */
+	bool mbo_on;
+	bool mbo_clean;          /* a ChannelReset and no gap since: new books start valid */
+	uint32_t mbo_free_top;
+	uint32_t mbo_check_count;
+	uint32_t mbo_diff_count;
+	struct book_mbo *mbo_books;
+	uint32_t *mbo_free;      /* free book numbers */
+	uint32_t *mbo_of;        /* per instrument slot: book number, BOOK__NIL, BOOK__MBO_REFUSED */
+	uint32_t *mbo_check;     /* books to compare at the next EndOfEvent */
+	struct book_mbo_diff *mbo_diffs;
 };
 
 /* ---- instrument table (book_feed_table.c; the probe inline) ---- */
@@ -246,8 +307,19 @@ book__recovery_clear(struct book_feed *f)
 /* Copy an applied incremental packet into the recovery buffer. */
 BOOK__COLD void book__recovery_append(struct book_feed *f, const struct book_packet_ctx *p);
 
-/* Replay the buffered packets after last_seq for one instrument. */
-BOOK__COLD void book__replay(struct book_feed *f, int32_t sid, uint32_t last_seq);
+/* Replay the buffered packets after last_seq for one instrument (its MBO
+ * book only when mbo). */
+BOOK__COLD void book__replay(struct book_feed *f, int32_t sid, uint32_t last_seq, bool mbo);
+
+/* Whether every incremental packet after last_seq is in the buffer. */
+bool book__buffer_complete_after(const struct book_feed *f, uint32_t last_seq);
+
+/* Whether the recovery buffer must keep packets (a book stale somewhere). */
+static inline bool
+book__buffering(const struct book_feed *f)
+{
+	return (f->counters.stale_books | f->counters.mbo_stale_books) != 0;
+}
 
 /* Snapshots 38, 52, 69, 44, 53 and TCP 61, 68 (nothing during a replay). */
 BOOK__COLD void book__on_snapshot(struct book__walk_ctx *c, const struct mdp3_msg *msg);
@@ -278,6 +350,54 @@ static inline int64_t
 book__clamp_u64(uint64_t v)
 {
 	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+
+/* ---- market by order (book_mbo.c) ---- */
+
+/* Bytes of the MBO memory after the feed's other regions (0 without mbo). */
+size_t book__mbo_memsize(const struct book_feed_config *c);
+/* Lay the MBO books out at mem (book__mbo_memsize() bytes). */
+void book__mbo_init(struct book_feed *f, uint8_t *mem);
+
+/* Template 47 (live or an MBO replay); returns its MatchEventIndicator. */
+uint8_t book__mbo_on_order_book47(struct book__walk_ctx *c, const struct mdp3_msg *msg);
+/* The NoOrderIDEntries of a template 46 (and its EmptyBook entries). */
+void book__mbo_on_book46(struct book__walk_ctx *c, const struct mdp3_msg *msg);
+/* Snapshot 53 into the MBO book (after the price-level fallback). */
+BOOK__COLD void book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg);
+
+/* The instrument went stale (its MBO book follows); in a ChannelReset. */
+BOOK__COLD void book__mbo_instrument_stale(struct book_feed *f, struct book_instrument *in);
+/* Every MBO book stale: a loss, a MsgSeqNum jump. */
+BOOK__COLD void book__mbo_all_stale(struct book_feed *f);
+/* ChannelReset: every MBO book empty and valid. */
+BOOK__COLD void book__mbo_channel_reset(struct book_feed *f);
+/* The instrument is being removed: its book goes back to the pool. */
+BOOK__COLD void book__mbo_release(struct book_feed *f, struct book_instrument *in);
+/* Compare the listed books with their price levels (live EndOfEvent). */
+void book__mbo_check(const struct book__walk_ctx *c);
+
+/* Book b changed: compare it at the next EndOfEvent (listed at most once). */
+static inline void
+book__mbo_list(struct book_feed *f, uint32_t b)
+{
+	struct book_mbo *m = &f->mbo_books[b];
+
+	if (!m->listed) {
+		m->listed = true;
+		f->mbo_check[f->mbo_check_count++] = b;
+	}
+}
+
+/* The price-level book of in changed: compare at the next EndOfEvent. */
+static inline void
+book__mbo_touch(struct book_feed *f, const struct book_instrument *in)
+{
+	uint32_t b = f->mbo_of[in->index];
+
+	if (b < BOOK__MBO_REFUSED)
+		book__mbo_list(f, b);
 }
 
 #endif /* BOOK_FEED_PVT_H */

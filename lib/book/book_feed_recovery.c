@@ -56,13 +56,14 @@ book__recovery_append(struct book_feed *f, const struct book_packet_ctx *p)
  * decides what applies, so nothing applied live is applied twice.
  */
 void
-book__replay(struct book_feed *f, int32_t sid, uint32_t last_seq)
+book__replay(struct book_feed *f, int32_t sid, uint32_t last_seq, bool mbo)
 {
 	struct book__walk_ctx *c = &f->replay;
 	struct book_instrument *in;
 	uint32_t k, i;
 
 	c->replay_sid = sid;
+	c->replay_mbo = mbo;
 	for (k = 0; k < f->rec_count; k++) {
 		i = f->rec_head + k;
 		if (i >= f->rec_cap)
@@ -77,9 +78,14 @@ book__replay(struct book_feed *f, int32_t sid, uint32_t last_seq)
 				f->rec[i].length);
 		f->counters.replayed_packets++;
 		in = book__lookup(f, sid);
-		if (in == NULL || in->state != BOOK_STATE_OK)
+		if (in == NULL)
+			break;
+		if (mbo ? f->mbo_of[in->index] >= BOOK__MBO_REFUSED ||
+				f->mbo_books[f->mbo_of[in->index]].state != BOOK_MBO_VALID :
+				in->state != BOOK_STATE_OK)
 			break;
 	}
+	c->replay_mbo = false;
 	in = book__lookup(f, sid);
 	if (in != NULL)
 		book__flush_events(c, in);
@@ -179,14 +185,17 @@ snapshot_done(const struct book__walk_ctx *c, struct book_instrument *in, uint32
 	if (status_rc == 0)
 		in->trading_status = status;
 	in->dirty &= (uint8_t)~BOOK__DIRTY_CHANGES;
+	in->flags |= BOOK_INSTRUMENT_COMPLETE;
+	if (f->mbo_on)
+		book__mbo_touch(f, in);
 	f->counters.snapshots++;
 	if (was_stale)
 		f->counters.recoveries++;
 	book__publish(c, in, BOOK_EVENT_SNAPSHOT | BOOK_EVENT_BOOK |
 			(was_stale ? BOOK_EVENT_RECOVERED : 0));
 	if (replay_after && f->rec_count > 0)
-		book__replay(f, sid, last_seq);
-	if (f->counters.stale_books == 0)
+		book__replay(f, sid, last_seq, false);
+	if (!book__buffering(f))
 		book__recovery_clear(f);
 }
 
@@ -310,8 +319,8 @@ mbo_add(struct book_level *levels, uint8_t *n, unsigned int depth, bool bid, int
 }
 
 /* Whether every incremental packet after last_seq is in the buffer. */
-static bool
-buffer_complete_after(const struct book_feed *f, uint32_t last_seq)
+bool
+book__buffer_complete_after(const struct book_feed *f, uint32_t last_seq)
 {
 	if (f->any_lost && (int32_t)(f->last_lost_seq - last_seq) > 0)
 		return false;
@@ -332,7 +341,7 @@ mbo_apply(const struct book__walk_ctx *c)
 
 	if ((in != NULL && in->state == BOOK_STATE_OK) ||
 			(in != NULL ? in->implied_depth : f->config.default_implied_depth) > 0 ||
-			!buffer_complete_after(f, m->last_seq)) {
+			!book__buffer_complete_after(f, m->last_seq)) {
 		f->counters.snapshots_ignored++;
 		return;
 	}
@@ -424,6 +433,8 @@ book__on_snapshot(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 		break;
 	case MDP3_TEMPLATE_SNAPSHOT_FULL_REFRESH_ORDER_BOOK53:
 		on_mbo_snapshot53(c, msg);
+		if (c->feed->mbo_on)
+			book__mbo_on_snapshot53(c, msg);
 		break;
 	case MDP3_TEMPLATE_SNAPSHOT_FULL_REFRESH_TCP61:
 		on_tcp_snapshot61(c, msg);

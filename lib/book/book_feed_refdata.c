@@ -31,7 +31,7 @@ book__on_channel_reset(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 		book_instrument_clear(in);
 		in->state = BOOK_STATE_OK;
 		in->rpt_seq = 0;
-		in->flags |= BOOK_INSTRUMENT_RPT_KNOWN;
+		in->flags |= BOOK_INSTRUMENT_RPT_KNOWN | BOOK_INSTRUMENT_COMPLETE;
 		in->flags &= (uint8_t)~BOOK_INSTRUMENT_NEVER_SYNCED;
 		in->last_trade.price = BOOK_PRICE_NONE;
 		in->volume = -1;
@@ -39,6 +39,8 @@ book__on_channel_reset(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 		book__publish(c, in, BOOK_EVENT_RESET | BOOK_EVENT_BOOK);
 	}
 	book__set_stale_count(f, 0);
+	if (f->mbo_on)
+		book__mbo_channel_reset(f);
 	book__recovery_clear(f);
 	f->mbo.next_chunk = 0;
 	f->counters.channel_resets++;

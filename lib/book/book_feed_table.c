@@ -29,7 +29,7 @@ round_up(size_t v, size_t a)
 /* ------------------------------------------------------------------------ */
 
 struct feed_layout {
-	size_t instruments, table, free_stack, dirty, rec, rec_data, total;
+	size_t instruments, table, free_stack, dirty, rec, rec_data, mbo, total;
 	size_t rec_stride;
 	uint32_t table_size;
 };
@@ -55,6 +55,21 @@ fill_config(const struct book_feed_config *in, struct book_feed_config *out)
 		out->price_exponent = BOOK_DEFAULT_PRICE_EXPONENT;
 	if (out->max_packet_size == 0)
 		out->max_packet_size = MDP3_ARB_DEFAULT_MAX_PACKET;
+	if (out->mbo) {
+		if (out->mbo_instruments == 0)
+			out->mbo_instruments = BOOK_DEFAULT_MBO_INSTRUMENTS;
+		if (out->mbo_orders == 0)
+			out->mbo_orders = BOOK_DEFAULT_MBO_ORDERS;
+		if (out->mbo_levels == 0)
+			out->mbo_levels = BOOK_DEFAULT_MBO_LEVELS;
+		if (out->mbo_diffs == 0)
+			out->mbo_diffs = BOOK_DEFAULT_MBO_DIFFS;
+		if (out->mbo_instruments > BOOK_MAX_MBO_INSTRUMENTS ||
+				out->mbo_orders > BOOK_MAX_MBO_ORDERS ||
+				out->mbo_levels > BOOK_MAX_MBO_LEVELS ||
+				out->mbo_diffs > BOOK_MAX_MBO_INSTRUMENTS)
+			return -EINVAL;
+	}
 	if (out->max_instruments > BOOK_MAX_INSTRUMENTS ||
 			out->recovery_packets > BOOK_MAX_RECOVERY_PACKETS ||
 			out->default_depth > BOOK_MAX_DEPTH ||
@@ -91,7 +106,9 @@ compute_layout(const struct book_feed_config *c, struct feed_layout *l)
 	off = round_up(off + (size_t)c->recovery_packets * sizeof(struct book__recovery_slot),
 			BOOK__FEED_ALIGN);
 	l->rec_data = off;
-	l->total = off + (size_t)c->recovery_packets * l->rec_stride;
+	off = round_up(off + (size_t)c->recovery_packets * l->rec_stride, BOOK__FEED_ALIGN);
+	l->mbo = off;
+	l->total = off + book__mbo_memsize(c);
 	return 0;
 }
 
@@ -164,6 +181,7 @@ book_feed_init(void *mem, size_t size, const struct book_feed_config *config)
 	f->free_top = c.max_instruments;
 	lookup_cache_clear(f);
 	f->has_events = c.handler.on_event != NULL;
+	book__mbo_init(f, base + l.mbo);
 	book__pipeline_init(f);
 	return f;
 }
@@ -263,6 +281,8 @@ book__remove(struct book_feed *f, struct book_instrument *in)
 	}
 	if (in->state == BOOK_STATE_STALE)
 		book__set_stale_count(f, f->counters.stale_books - 1);
+	if (f->mbo_on)
+		book__mbo_release(f, in);
 	in->flags = 0;
 	in->dirty = 0;
 	f->free_stack[f->free_top++] = in->index;

@@ -173,11 +173,102 @@ test_capture_with_drops_allocates_nothing(void **state)
 	tw_pcap_close(pcap);
 }
 
+/* Market by order (config.mbo): order entries of 46 and 47, a MsgSeqNum
+ * jump (stale), the recovery buffer, a snapshot 53 with its replay, the
+ * oracle at EndOfEvent, a ChannelReset; nothing allocates. */
+static void
+mbo_order(struct tp *p, uint64_t id, int64_t px, uint8_t action, bool in47)
+{
+	tp_entry(p);
+	tp_set(p, "OrderID", (int64_t)id);
+	tp_set(p, "MDOrderPriority", (int64_t)id);
+	tp_set(p, "MDDisplayQty", 1);
+	if (in47) {
+		tp_set(p, "MDEntryPx", px);
+		tp_set(p, "SecurityID", 1);
+		tp_set(p, "MDUpdateAction", action);
+		tp_set(p, "MDEntryType", '0');
+	} else {
+		tp_set(p, "ReferenceID", 1);
+		tp_set(p, "OrderUpdateAction", action);
+	}
+}
+
+static void
+test_mbo_allocates_nothing(void **state)
+{
+	struct tw_feed_config c = {
+		.book = { .mbo = true, .mbo_instruments = 4, .mbo_orders = 16, .mbo_levels = 8,
+			.recovery_packets = 8, .handler = { .on_event = on_event } },
+	};
+	struct tw_feed *f = tw_feed_create(&c);
+	static struct tp pk[8];
+	size_t len[8];
+	uint32_t seq;
+	int i;
+
+	(void)state;
+	assert_non_null(f);
+	tp_packet(&pk[1], 1, 0);                       /* channel reset */
+	tp_msg(&pk[1], 4, 9);
+	len[1] = tp_end(&pk[1]);
+	for (seq = 2; seq <= 5; seq++) {               /* a level and its order, a deep order */
+		tp_packet(&pk[seq], seq, 0);
+		tp_msg(&pk[seq], 46, 9);
+		tp_group(&pk[seq], "NoMDEntries");
+		entry46(&pk[seq], 1, seq - 1, 0, '0', 1, (int64_t)seq * 1000000000);
+		tp_group(&pk[seq], "NoOrderIDEntries");
+		mbo_order(&pk[seq], seq, 0, 0, false);
+		tp_msg(&pk[seq], 47, 9);
+		tp_set(&pk[seq], "MatchEventIndicator", 0x80);
+		tp_group(&pk[seq], "NoMDEntries");
+		mbo_order(&pk[seq], 100 + seq, 1000000000, 0, true);
+		len[seq] = tp_end(&pk[seq]);
+	}
+	tp_packet(&pk[6], 1, 0);                       /* snapshot 53 as of packet 4 */
+	tp_msg(&pk[6], 53, 9);
+	tp_set(&pk[6], "LastMsgSeqNumProcessed", 4);
+	tp_set(&pk[6], "SecurityID", 1);
+	tp_set(&pk[6], "NoChunks", 1);
+	tp_set(&pk[6], "CurrentChunk", 1);
+	tp_group(&pk[6], "NoMDEntries");
+	tp_entry(&pk[6]);
+	tp_set(&pk[6], "OrderID", 2);
+	tp_set(&pk[6], "MDEntryPx", 2000000000);
+	tp_set(&pk[6], "MDDisplayQty", 1);
+	tp_set(&pk[6], "MDEntryType", '0');
+	len[6] = tp_end(&pk[6]);
+
+	tw_alloc_counting = 1;
+	for (i = 0; i < 20; i++) {
+		tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[1].buf, len[1], 0);
+		tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[2].buf, len[2], 0);
+		/* 3 lost for good: 4 and 5 held, then released stale */
+		tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[4].buf, len[4], 0);
+		tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[5].buf, len[5], 0);
+		tw_feed_finish(f, 100);
+		tw_feed_packet(f, MDP3_STREAM_SNAPSHOT, MDP3_FEED_A, pk[6].buf, len[6], 0);
+		tw_feed_packet(f, MDP3_STREAM_INCREMENTAL, MDP3_FEED_A, pk[1].buf, len[1], 0);
+		tw_alloc_counting = 0;
+		assert_true(book_feed_counters(f->book)->mbo_new > 0);
+		assert_true(book_feed_counters(f->book)->mbo_snapshots > 0);
+		assert_true(book_feed_counters(f->book)->mbo_checks > 0);
+		tw_feed_destroy(f);
+		f = tw_feed_create(&c);
+		assert_non_null(f);
+		tw_alloc_counting = 1;
+	}
+	tw_alloc_counting = 0;
+	assert_int_equal(tw_allocations, 0);
+	tw_feed_destroy(f);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_update_path_allocates_nothing),
+		cmocka_unit_test(test_mbo_allocates_nothing),
 		cmocka_unit_test(test_capture_with_drops_allocates_nothing),
 	};
 

@@ -1,0 +1,1093 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Market-by-order books (config.mbo): every resting outright order of an
+ * instrument, from template 47 entries, the NoOrderIDEntries of template 46
+ * and order-book snapshots 53; and the oracle that compares them, at every
+ * EndOfEvent, with the price-level books built from the same channel.
+ *
+ * Structure and bounds.  A pool of mbo_instruments books, taken by an
+ * instrument at its first order entry (or snapshot) and given back when it
+ * is removed; none free: the instrument is refused (counted) and shows no
+ * book.  Each book holds at most mbo_orders orders in a slab with a free
+ * stack, an open-addressing table keyed by OrderID (linear probing, size the
+ * power of two >= 2 * mbo_orders, so load <= 1/2; backward-shift deletion,
+ * no tombstones), and per side an array of at most mbo_levels price levels
+ * sorted worst to best (binary search by price; the best level is the last,
+ * so inserts and removals near the top move few entries).  A level chains
+ * its orders in a doubly linked list ordered by MDOrderPriority (a new order
+ * usually has the highest value: its insertion walks from the tail, O(1) in
+ * the common case).  Costs: find O(1) expected, level O(log L) + a move of
+ * the levels between it and the top, queue position O(orders ahead).
+ * Hitting mbo_orders or mbo_levels empties the book and marks it
+ * BOOK_MBO_OVERFLOW (counted): it is never shown half-built, and a snapshot
+ * that fits or a ChannelReset brings it back.  All memory is laid out by
+ * book_feed_init(); nothing here allocates, prints or uses floating point.
+ *
+ * Sequencing.  Template 47 and the order entries carry no RptSeq, so a book
+ * cannot tell by itself that it missed a packet: it goes stale with its
+ * instrument's RptSeq gap (book__go_stale), with a declared loss, and with a
+ * MsgSeqNum jump seen by book_feed_packet_begin(); and a valid book that is
+ * told to change or delete an order it does not hold goes stale too.  Stale
+ * books keep the recovery buffer recording; a snapshot 53 (all chunks, in
+ * order, the same LastMsgSeqNumProcessed) is applied only when every
+ * incremental packet after its LastMsgSeqNumProcessed is in the buffer, and
+ * those packets are then replayed for that book only.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "book_feed_pvt.h"
+
+#define O47(f) mdp3_md_incremental_refresh_order_book47_##f
+#define B46(f) mdp3_md_incremental_refresh_book46_##f
+#define S53(f) mdp3_snapshot_full_refresh_order_book53_##f
+
+enum { OP_NEW = 0, OP_CHANGE = 1, OP_DELETE = 2 };
+
+/* One order entry as read from the wire. */
+struct mbo_entry {
+	uint64_t id;
+	uint64_t priority;
+	struct mdp3_decimal px;
+	int64_t qty;
+	uint8_t action;
+	char type;
+	bool has_id;
+	bool has_priority;
+	bool has_px;
+	bool has_qty;
+};
+
+/* What applying an entry did (counted by the caller for live entries). */
+enum outcome {
+	DONE_NEW,
+	DONE_CHANGE,
+	DONE_DELETE,
+	UNKNOWN,
+	BAD,
+	NOT_APPLIED,
+};
+
+static size_t
+round64(size_t v)
+{
+	return (v + BOOK__FEED_ALIGN - 1) / BOOK__FEED_ALIGN * BOOK__FEED_ALIGN;
+}
+
+static uint32_t
+table_size(uint32_t orders)
+{
+	uint32_t n = 2;
+
+	while (n < 2 * orders)
+		n <<= 1;
+	return n;
+}
+
+static size_t
+book_bytes(const struct book_feed_config *c)
+{
+	return round64((size_t)c->mbo_orders * sizeof(struct book__mbo_order)) +
+		round64((size_t)c->mbo_orders * sizeof(uint32_t)) +
+		round64((size_t)table_size(c->mbo_orders) * sizeof(uint32_t)) +
+		2 * round64((size_t)c->mbo_levels * sizeof(struct book__mbo_level));
+}
+
+size_t
+book__mbo_memsize(const struct book_feed_config *c)
+{
+	size_t n = c->mbo_instruments;
+
+	if (!c->mbo)
+		return 0;
+	return round64(n * sizeof(struct book_mbo)) + round64(n * sizeof(uint32_t)) +
+		round64((size_t)c->max_instruments * sizeof(uint32_t)) +
+		round64(n * sizeof(uint32_t)) +
+		round64((size_t)c->mbo_diffs * sizeof(struct book_mbo_diff)) + n * book_bytes(c);
+}
+
+/* Empty a book (cold: resets, overflows, snapshots, attach). */
+static void
+book_clear(struct book_mbo *m, uint32_t capacity)
+{
+	uint32_t i;
+
+	for (i = 0; i <= m->table_mask; i++)
+		m->table[i] = BOOK__NIL;
+	for (i = 0; i < capacity; i++)
+		m->free_stack[i] = capacity - 1 - i;
+	m->free_top = capacity;
+	m->order_count = 0;
+	m->nlevels[BOOK_BID] = 0;
+	m->nlevels[BOOK_ASK] = 0;
+}
+
+void
+book__mbo_init(struct book_feed *f, uint8_t *mem)
+{
+	const struct book_feed_config *c = &f->config;
+	uint32_t n = c->mbo_instruments, i, tsize, shift;
+	size_t off = 0;
+
+	f->mbo_on = c->mbo;
+	if (!c->mbo)
+		return;
+	f->mbo_books = (struct book_mbo *)mem;
+	off += round64((size_t)n * sizeof(struct book_mbo));
+	f->mbo_free = (uint32_t *)(mem + off);
+	off += round64((size_t)n * sizeof(uint32_t));
+	f->mbo_of = (uint32_t *)(mem + off);
+	off += round64((size_t)c->max_instruments * sizeof(uint32_t));
+	f->mbo_check = (uint32_t *)(mem + off);
+	off += round64((size_t)n * sizeof(uint32_t));
+	f->mbo_diffs = (struct book_mbo_diff *)(mem + off);
+	off += round64((size_t)c->mbo_diffs * sizeof(struct book_mbo_diff));
+	tsize = table_size(c->mbo_orders);
+	for (shift = 64; (UINT64_C(1) << (64 - shift)) < tsize; shift--)
+		;
+	for (i = 0; i < n; i++) {
+		struct book_mbo *m = &f->mbo_books[i];
+
+		memset(m, 0, sizeof(*m));
+		m->instrument = BOOK__NIL;
+		m->table_mask = tsize - 1;
+		m->table_shift = shift;
+		m->orders = (struct book__mbo_order *)(mem + off);
+		off += round64((size_t)c->mbo_orders * sizeof(struct book__mbo_order));
+		m->free_stack = (uint32_t *)(mem + off);
+		off += round64((size_t)c->mbo_orders * sizeof(uint32_t));
+		m->table = (uint32_t *)(mem + off);
+		off += round64((size_t)tsize * sizeof(uint32_t));
+		m->levels[BOOK_BID] = (struct book__mbo_level *)(mem + off);
+		off += round64((size_t)c->mbo_levels * sizeof(struct book__mbo_level));
+		m->levels[BOOK_ASK] = (struct book__mbo_level *)(mem + off);
+		off += round64((size_t)c->mbo_levels * sizeof(struct book__mbo_level));
+		f->mbo_free[i] = n - 1 - i;
+	}
+	f->mbo_free_top = n;
+	for (i = 0; i < c->max_instruments; i++)
+		f->mbo_of[i] = BOOK__NIL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* States                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void
+set_state(struct book_feed *f, struct book_mbo *m, uint8_t state)
+{
+	bool was = m->state >= BOOK_MBO_STALE, now = state >= BOOK_MBO_STALE;
+
+	if (now && !was)
+		f->counters.mbo_stale_books++;
+	else if (was && !now)
+		f->counters.mbo_stale_books--;
+	m->state = state;
+}
+
+static void
+touch(struct book_feed *f, struct book_mbo *m)
+{
+	book__mbo_list(f, (uint32_t)(m - f->mbo_books));
+}
+
+/* A valid or partial book missed something: stale until a snapshot. */
+static void
+go_stale(struct book_feed *f, struct book_mbo *m)
+{
+	if (m->state >= BOOK_MBO_STALE)
+		return;
+	set_state(f, m, BOOK_MBO_STALE);
+	f->counters.mbo_stale_marked++;
+}
+
+static void
+overflow(struct book_feed *f, struct book_mbo *m, bool orders)
+{
+	if (orders)
+		f->counters.mbo_order_overflows++;
+	else
+		f->counters.mbo_level_overflows++;
+	book_clear(m, f->config.mbo_orders);
+	m->loading = false;
+	set_state(f, m, BOOK_MBO_OVERFLOW);
+}
+
+/* The book of an instrument, taken from the pool at its first use; NULL when
+ * the pool is empty (the instrument is refused, counted once). */
+static struct book_mbo *
+book_of(struct book_feed *f, struct book_instrument *in)
+{
+	uint32_t b = f->mbo_of[in->index];
+	struct book_mbo *m;
+	uint8_t state;
+
+	if (__builtin_expect(b < BOOK__MBO_REFUSED, 1))
+		return &f->mbo_books[b];
+	if (f->mbo_free_top == 0) {
+		if (b != BOOK__MBO_REFUSED)
+			f->counters.mbo_books_refused++;
+		f->mbo_of[in->index] = BOOK__MBO_REFUSED;
+		return NULL;
+	}
+	if (b != BOOK__MBO_REFUSED && f->mbo_clean)
+		state = BOOK_MBO_VALID;  /* empty at the reset, every update seen since */
+	else if (f->config.join == BOOK_JOIN_RECOVER)
+		state = BOOK_MBO_STALE;
+	else
+		state = BOOK_MBO_PARTIAL;
+	f->mbo_of[in->index] = f->mbo_free[--f->mbo_free_top];
+	m = &f->mbo_books[f->mbo_of[in->index]];
+	book_clear(m, f->config.mbo_orders);
+	m->security_id = in->security_id;
+	m->instrument = in->index;
+	m->loading = false;
+	m->listed = false;
+	m->state = BOOK_MBO_VALID;
+	set_state(f, m, state);
+	return m;
+}
+
+void
+book__mbo_release(struct book_feed *f, struct book_instrument *in)
+{
+	uint32_t b = f->mbo_of[in->index], i;
+	struct book_mbo *m;
+
+	f->mbo_of[in->index] = BOOK__NIL;
+	if (b >= BOOK__MBO_REFUSED)
+		return;
+	m = &f->mbo_books[b];
+	if (m->listed) {
+		for (i = 0; i < f->mbo_check_count && f->mbo_check[i] != b; i++)
+			;
+		if (i < f->mbo_check_count)
+			f->mbo_check[i] = f->mbo_check[--f->mbo_check_count];
+		m->listed = false;
+	}
+	set_state(f, m, BOOK_MBO_VALID);
+	m->instrument = BOOK__NIL;
+	m->loading = false;
+	f->mbo_free[f->mbo_free_top++] = b;
+}
+
+void
+book__mbo_instrument_stale(struct book_feed *f, struct book_instrument *in)
+{
+	uint32_t b = f->mbo_of[in->index];
+
+	f->mbo_clean = false;
+	if (b < BOOK__MBO_REFUSED)
+		go_stale(f, &f->mbo_books[b]);
+}
+
+void
+book__mbo_all_stale(struct book_feed *f)
+{
+	uint32_t i;
+
+	f->mbo_clean = false;
+	for (i = 0; i < f->config.mbo_instruments; i++)
+		if (f->mbo_books[i].instrument != BOOK__NIL)
+			go_stale(f, &f->mbo_books[i]);
+}
+
+static void
+empty_book(struct book_feed *f, struct book_mbo *m)
+{
+	book_clear(m, f->config.mbo_orders);
+	m->loading = false;
+	set_state(f, m, BOOK_MBO_VALID);
+	f->counters.mbo_resets++;
+	touch(f, m);
+}
+
+void
+book__mbo_channel_reset(struct book_feed *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->config.mbo_instruments; i++)
+		if (f->mbo_books[i].instrument != BOOK__NIL)
+			empty_book(f, &f->mbo_books[i]);
+	for (i = 0; i < f->high_water; i++)
+		if (f->mbo_of[i] == BOOK__MBO_REFUSED)
+			f->mbo_of[i] = BOOK__NIL;
+	f->mbo_clean = true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Orders and levels                                                          */
+/* ------------------------------------------------------------------------ */
+
+static inline uint32_t
+order_home(const struct book_mbo *m, uint64_t id)
+{
+	return (uint32_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> m->table_shift) & m->table_mask;
+}
+
+/* The order slot of an OrderID, or BOOK__NIL. */
+static inline uint32_t
+order_find(const struct book_mbo *m, uint64_t id)
+{
+	uint32_t h, o;
+
+	for (h = order_home(m, id);; h = (h + 1) & m->table_mask) {
+		o = m->table[h];
+		if (o == BOOK__NIL || m->orders[o].id == id)
+			return o;
+	}
+}
+
+static inline void
+table_insert(struct book_mbo *m, uint64_t id, uint32_t o)
+{
+	uint32_t h;
+
+	for (h = order_home(m, id); m->table[h] != BOOK__NIL; h = (h + 1) & m->table_mask)
+		;
+	m->table[h] = o;
+}
+
+static void
+table_remove(struct book_mbo *m, uint64_t id)
+{
+	uint32_t i, j, k;
+
+	for (i = order_home(m, id); m->orders[m->table[i]].id != id; i = (i + 1) & m->table_mask)
+		;
+	m->table[i] = BOOK__NIL;
+	for (j = (i + 1) & m->table_mask; m->table[j] != BOOK__NIL; j = (j + 1) & m->table_mask) {
+		k = order_home(m, m->orders[m->table[j]].id);
+		/* Move j into the hole i unless its home lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		m->table[i] = m->table[j];
+		m->table[j] = BOOK__NIL;
+		i = j;
+	}
+}
+
+/* a worse than b on this side (the arrays run worst to best)? */
+static inline bool
+worse(unsigned int side, int64_t a, int64_t b)
+{
+	return side == BOOK_BID ? a < b : a > b;
+}
+
+/* The first level of a side that is not worse than price (binary search). */
+static inline uint32_t
+level_search(const struct book_mbo *m, unsigned int side, int64_t price)
+{
+	const struct book__mbo_level *lv = m->levels[side];
+	uint32_t lo = 0, hi = m->nlevels[side], mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (worse(side, lv[mid].price, price))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline struct book__mbo_level *
+level_find(const struct book_mbo *m, unsigned int side, int64_t price)
+{
+	uint32_t i = level_search(m, side, price);
+
+	if (i < m->nlevels[side] && m->levels[side][i].price == price)
+		return &m->levels[side][i];
+	return NULL;
+}
+
+/* The level of price, inserted empty if absent; NULL when the side is full. */
+static struct book__mbo_level *
+level_get(struct book_mbo *m, unsigned int side, int64_t price, uint32_t capacity)
+{
+	struct book__mbo_level *lv = m->levels[side];
+	uint32_t i = level_search(m, side, price), n = m->nlevels[side];
+
+	if (i < n && lv[i].price == price)
+		return &lv[i];
+	if (n == capacity)
+		return NULL;
+	memmove(&lv[i + 1], &lv[i], (size_t)(n - i) * sizeof(*lv));
+	m->nlevels[side] = n + 1;
+	lv[i].price = price;
+	lv[i].qty = 0;
+	lv[i].orders = 0;
+	lv[i].head = BOOK__NIL;
+	lv[i].tail = BOOK__NIL;
+	lv[i].reserved = 0;
+	return &lv[i];
+}
+
+/* Chain order o into its level by priority (after equal priorities). */
+static void
+level_link(struct book_mbo *m, struct book__mbo_level *lv, uint32_t o)
+{
+	struct book__mbo_order *ord = m->orders;
+	uint32_t p = lv->tail;
+
+	while (p != BOOK__NIL && ord[p].priority > ord[o].priority)
+		p = ord[p].prev;
+	ord[o].prev = p;
+	ord[o].next = p == BOOK__NIL ? lv->head : ord[p].next;
+	if (ord[o].next != BOOK__NIL)
+		ord[ord[o].next].prev = o;
+	else
+		lv->tail = o;
+	if (p != BOOK__NIL)
+		ord[p].next = o;
+	else
+		lv->head = o;
+	lv->qty += ord[o].qty;
+	lv->orders++;
+}
+
+static void
+level_unlink(struct book_mbo *m, struct book__mbo_level *lv, uint32_t o)
+{
+	struct book__mbo_order *ord = m->orders;
+
+	if (ord[o].prev != BOOK__NIL)
+		ord[ord[o].prev].next = ord[o].next;
+	else
+		lv->head = ord[o].next;
+	if (ord[o].next != BOOK__NIL)
+		ord[ord[o].next].prev = ord[o].prev;
+	else
+		lv->tail = ord[o].prev;
+	lv->qty -= ord[o].qty;
+	lv->orders--;
+}
+
+/* Take order o off its level; the level goes when it is empty. */
+static void
+detach(struct book_mbo *m, uint32_t o)
+{
+	unsigned int side = m->orders[o].side;
+	struct book__mbo_level *lv = level_find(m, side, m->orders[o].price);
+	uint32_t i, n;
+
+	level_unlink(m, lv, o);
+	if (lv->orders == 0) {
+		i = (uint32_t)(lv - m->levels[side]);
+		n = m->nlevels[side];
+		memmove(lv, lv + 1, (size_t)(n - i - 1) * sizeof(*lv));
+		m->nlevels[side] = n - 1;
+	}
+}
+
+/* Put order o (fields set) on its level; false when the side is full. */
+static bool
+attach(struct book_feed *f, struct book_mbo *m, uint32_t o)
+{
+	struct book__mbo_level *lv = level_get(m, m->orders[o].side, m->orders[o].price,
+			f->config.mbo_levels);
+
+	if (lv == NULL)
+		return false;
+	level_link(m, lv, o);
+	return true;
+}
+
+static enum outcome
+add_order(struct book_feed *f, struct book_mbo *m, uint64_t id, uint64_t priority,
+		int64_t price, int64_t qty, unsigned int side)
+{
+	struct book__mbo_order *ord;
+	uint32_t o;
+
+	if (m->free_top == 0) {
+		overflow(f, m, true);
+		return NOT_APPLIED;
+	}
+	o = m->free_stack[--m->free_top];
+	ord = &m->orders[o];
+	ord->id = id;
+	ord->priority = priority;
+	ord->price = price;
+	ord->qty = qty;
+	ord->side = (uint8_t)side;
+	if (!attach(f, m, o)) {
+		overflow(f, m, false);
+		return NOT_APPLIED;
+	}
+	table_insert(m, id, o);
+	m->order_count++;
+	return DONE_NEW;
+}
+
+/* One order entry into a book that accepts entries (valid or partial). */
+static enum outcome
+apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
+		const struct mbo_entry *e)
+{
+	struct book__mbo_order *ord;
+	unsigned int side;
+	int64_t price = BOOK_PRICE_NONE;
+	uint64_t priority;
+	uint32_t o;
+
+	side = e->type == MDP3_MD_ENTRY_TYPE_BOOK_BID ? BOOK_BID :
+		e->type == MDP3_MD_ENTRY_TYPE_BOOK_OFFER ? BOOK_ASK : 2u;
+	if (!e->has_id || e->action > OP_DELETE ||
+			(e->action != OP_DELETE && (side > BOOK_ASK || !e->has_px || !e->has_qty ||
+				e->qty < 0 || book__price_normalize(e->px.mantissa, e->px.exponent,
+					in->price_exponent, &price) < 0))) {
+		if (m->state == BOOK_MBO_VALID)
+			go_stale(f, m);
+		return BAD;
+	}
+	o = order_find(m, e->id);
+	if (e->action == OP_DELETE) {
+		if (o == BOOK__NIL) {
+			if (m->state == BOOK_MBO_VALID)
+				go_stale(f, m);
+			return UNKNOWN;
+		}
+		detach(m, o);
+		table_remove(m, e->id);
+		m->free_stack[m->free_top++] = o;
+		m->order_count--;
+		return DONE_DELETE;
+	}
+	if (o == BOOK__NIL) {
+		if (e->action == OP_CHANGE) {
+			/* A partial book holds only the orders seen since the join. */
+			if (m->state == BOOK_MBO_VALID) {
+				go_stale(f, m);
+				return UNKNOWN;
+			}
+			return add_order(f, m, e->id, e->has_priority ? e->priority : UINT64_MAX,
+					price, e->qty, side) == DONE_NEW ? UNKNOWN : NOT_APPLIED;
+		}
+		return add_order(f, m, e->id, e->has_priority ? e->priority : UINT64_MAX, price,
+				e->qty, side);
+	}
+	/* Change (or a New of an order held: the same). */
+	ord = &m->orders[o];
+	priority = e->has_priority ? e->priority : ord->priority;
+	if (ord->side == side && ord->price == price && ord->priority == priority) {
+		struct book__mbo_level *lv = level_find(m, side, price);
+
+		lv->qty += e->qty - ord->qty;
+		ord->qty = e->qty;
+		return DONE_CHANGE;
+	}
+	detach(m, o);
+	ord->side = (uint8_t)side;
+	ord->price = price;
+	ord->priority = priority;
+	ord->qty = e->qty;
+	if (!attach(f, m, o)) {
+		overflow(f, m, false);
+		return NOT_APPLIED;
+	}
+	return DONE_CHANGE;
+}
+
+/* An entry for SecurityID sid, live or in an MBO replay: find the book,
+ * apply, count. */
+static void
+order_entry(struct book__walk_ctx *c, int32_t sid, const struct mbo_entry *e)
+{
+	struct book_feed *f = c->feed;
+	struct book_instrument *in;
+	struct book_mbo *m = NULL;
+	enum outcome r = NOT_APPLIED;
+
+	if (c->replay && sid != c->replay_sid)
+		return;
+	in = book__lookup(f, sid);
+	if (in == NULL && !c->replay)
+		in = book__create(f, sid, false);
+	if (in != NULL)
+		m = book_of(f, in);
+	if (m != NULL && m->state <= BOOK_MBO_PARTIAL) {
+		r = apply(f, m, in, e);
+		touch(f, m);
+	}
+	if (c->replay) {
+		f->counters.mbo_replayed += r <= DONE_DELETE;
+		return;
+	}
+	switch (r) {
+	case DONE_NEW:
+		f->counters.mbo_new++;
+		break;
+	case DONE_CHANGE:
+		f->counters.mbo_changes++;
+		break;
+	case DONE_DELETE:
+		f->counters.mbo_deletes++;
+		break;
+	case UNKNOWN:
+		f->counters.mbo_unknown_orders++;
+		break;
+	case BAD:
+		f->counters.mbo_bad_entries++;
+		break;
+	case NOT_APPLIED:
+		f->counters.mbo_not_applied++;
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Messages                                                                   */
+/* ------------------------------------------------------------------------ */
+
+uint8_t
+book__mbo_on_order_book47(struct book__walk_ctx *c, const struct mdp3_msg *msg)
+{
+	struct mbo_entry e;
+	struct mdp3_group g;
+	int32_t sid, qty;
+	uint8_t mei;
+
+	O47(transact_time)(msg, &c->transact_time);
+	O47(match_event_indicator)(msg, &mei);
+	if ((c->replay && !c->replay_mbo) || O47(no_md_entries)(msg, &g) != 0)
+		return mei;
+	while (mdp3_group_next_flat(&g)) {
+		if (!c->replay)
+			c->feed->counters.mbo_entries_47++;
+		e.has_id = O47(no_md_entries_order_id)(&g, &e.id) == 0;
+		e.has_priority = O47(no_md_entries_md_order_priority)(&g, &e.priority) == 0;
+		e.has_px = O47(no_md_entries_md_entry_px)(&g, &e.px) == 0;
+		e.has_qty = O47(no_md_entries_md_display_qty)(&g, &qty) == 0;
+		e.qty = qty;
+		O47(no_md_entries_security_id)(&g, &sid);
+		O47(no_md_entries_md_update_action)(&g, &e.action);
+		O47(no_md_entries_md_entry_type)(&g, &e.type);
+		order_entry(c, sid, &e);
+	}
+	return mei;
+}
+
+/* EmptyBook entries of a 46 empty the MBO book too (whatever its state:
+ * the exchange says the book is empty now), except one loading a snapshot,
+ * whose replay will see the entry. */
+static void
+empty_book_entries(struct book__walk_ctx *c, struct mdp3_group g)
+{
+	struct book_feed *f = c->feed;
+	struct book_instrument *in;
+	struct book_mbo *m;
+	int32_t sid;
+	char type;
+
+	while (mdp3_group_next_flat(&g)) {
+		B46(no_md_entries_md_entry_type)(&g, &type);
+		if (type != MDP3_MD_ENTRY_TYPE_BOOK_BOOK_RESET)
+			continue;
+		B46(no_md_entries_security_id)(&g, &sid);
+		if (c->replay && sid != c->replay_sid)
+			continue;
+		in = book__lookup(f, sid);
+		if (in != NULL && (m = book_of(f, in)) != NULL && !m->loading)
+			empty_book(f, m);
+	}
+}
+
+void
+book__mbo_on_book46(struct book__walk_ctx *c, const struct mdp3_msg *msg)
+{
+	struct mdp3_group levels, g, ref;
+	struct mbo_entry e;
+	int32_t sid, qty;
+	uint8_t reference;
+
+	if ((c->replay && !c->replay_mbo) || B46(no_md_entries)(msg, &levels) != 0)
+		return;
+	empty_book_entries(c, levels);
+	if (B46(no_order_id_entries)(msg, &g) != 0)
+		return;
+	while (mdp3_group_next_flat(&g)) {
+		if (!c->replay)
+			c->feed->counters.mbo_entries_46++;
+		e.has_id = B46(no_order_id_entries_order_id)(&g, &e.id) == 0;
+		e.has_priority = B46(no_order_id_entries_md_order_priority)(&g, &e.priority) == 0;
+		e.has_qty = B46(no_order_id_entries_md_display_qty)(&g, &qty) == 0;
+		e.qty = qty;
+		B46(no_order_id_entries_order_update_action)(&g, &e.action);
+		if (B46(no_order_id_entries_reference_id)(&g, &reference) != 0 || reference == 0 ||
+				reference > levels.count) {
+			/* no level entry: no instrument to blame either */
+			if (!c->replay)
+				c->feed->counters.mbo_bad_entries++;
+			continue;
+		}
+		/* The level entry it names (1-based), read in place. */
+		ref = levels;
+		ref.entry = levels.next + (size_t)(reference - 1) * levels.block_length;
+		B46(no_md_entries_security_id)(&ref, &sid);
+		B46(no_md_entries_md_entry_type)(&ref, &e.type);
+		e.has_px = B46(no_md_entries_md_entry_px)(&ref, &e.px) == 0;
+		order_entry(c, sid, &e);
+	}
+}
+
+void
+book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
+{
+	struct book_feed *f = c->feed;
+	uint32_t chunk, chunks, last_seq;
+	struct book_instrument *in;
+	struct book_mbo *m;
+	struct mdp3_group g;
+	struct mbo_entry e;
+	int32_t sid, qty;
+	int64_t price;
+
+	if (c->replay)
+		return;
+	S53(security_id)(msg, &sid);
+	S53(no_chunks)(msg, &chunks);
+	S53(current_chunk)(msg, &chunk);
+	S53(last_msg_seq_num_processed)(msg, &last_seq);
+	in = book__lookup(f, sid);
+	if (chunk == 1) {
+		if (in == NULL && (in = book__create(f, sid, true)) == NULL)
+			return;
+		m = book_of(f, in);
+		if (m == NULL)
+			return;
+		/* Nothing after LastMsgSeqNumProcessed may be missing from the buffer
+		 * (it only loses packets as time goes on: decided now). */
+		if (m->state == BOOK_MBO_VALID || !book__buffer_complete_after(f, last_seq)) {
+			f->counters.mbo_snapshots_ignored++;
+			return;
+		}
+		book_clear(m, f->config.mbo_orders);
+		set_state(f, m, BOOK_MBO_STALE);
+		m->loading = true;
+		m->snap_next_chunk = 1;
+		m->snap_chunks = chunks;
+		m->snap_last_seq = last_seq;
+	} else {
+		if (in == NULL || f->mbo_of[in->index] >= BOOK__MBO_REFUSED)
+			return;
+		m = &f->mbo_books[f->mbo_of[in->index]];
+		if (!m->loading)
+			return;
+	}
+	if (chunk != m->snap_next_chunk || chunks != m->snap_chunks ||
+			last_seq != m->snap_last_seq) {
+		/* a chunk went missing: empty, stale, wait for the next loop */
+		book_clear(m, f->config.mbo_orders);
+		m->loading = false;
+		f->counters.mbo_snapshots_ignored++;
+		return;
+	}
+	if (S53(no_md_entries)(msg, &g) == 0) {
+		while (mdp3_group_next_flat(&g)) {
+			S53(no_md_entries_order_id)(&g, &e.id);
+			if (S53(no_md_entries_md_order_priority)(&g, &e.priority) != 0)
+				e.priority = UINT64_MAX;
+			S53(no_md_entries_md_entry_px)(&g, &e.px);
+			S53(no_md_entries_md_display_qty)(&g, &qty);
+			S53(no_md_entries_md_entry_type)(&g, &e.type);
+			if ((e.type != MDP3_MD_ENTRY_TYPE_BOOK_BID &&
+					e.type != MDP3_MD_ENTRY_TYPE_BOOK_OFFER) || qty < 0 ||
+					book__price_normalize(e.px.mantissa, e.px.exponent,
+						in->price_exponent, &price) < 0 ||
+					order_find(m, e.id) != BOOK__NIL) {
+				f->counters.mbo_bad_entries++;
+				continue;
+			}
+			if (add_order(f, m, e.id, e.priority, price, qty,
+						e.type == MDP3_MD_ENTRY_TYPE_BOOK_BID ? BOOK_BID :
+						BOOK_ASK) != DONE_NEW)
+				return;  /* overflow: emptied, marked, counted */
+		}
+	}
+	if (chunk < chunks) {
+		m->snap_next_chunk++;
+		return;
+	}
+	m->loading = false;
+	set_state(f, m, BOOK_MBO_VALID);
+	f->counters.mbo_snapshots++;
+	touch(f, m);
+	if (f->rec_count > 0)
+		book__replay(f, sid, last_seq, true);
+	if (!book__buffering(f))
+		book__recovery_clear(f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The oracle                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static void
+compare(const struct book__walk_ctx *c, struct book_mbo *m, const struct book_instrument *in)
+{
+	struct book_feed *f = c->feed;
+	const struct book_level *mbp;
+	struct book_level agg;
+	unsigned int side, i, diffs = 0;
+	uint32_t n;
+
+	f->counters.mbo_checks++;
+	for (side = BOOK_BID; side <= BOOK_ASK; side++) {
+		mbp = side == BOOK_BID ? in->bid : in->ask;
+		n = m->nlevels[side];
+		for (i = 0; i < in->depth; i++) {
+			if (i < n) {
+				const struct book__mbo_level *lv = &m->levels[side][n - 1 - i];
+
+				agg.price = lv->price;
+				agg.qty = lv->qty;
+				agg.orders = (int32_t)lv->orders;
+			} else {
+				agg.price = BOOK_PRICE_NONE;
+				agg.qty = 0;
+				agg.orders = 0;
+			}
+			agg.reserved = 0;
+			if (agg.price == mbp[i].price && agg.qty == mbp[i].qty &&
+					agg.orders == mbp[i].orders)
+				continue;
+			diffs++;
+			if (f->mbo_diff_count < f->config.mbo_diffs) {
+				struct book_mbo_diff *d = &f->mbo_diffs[f->mbo_diff_count++];
+
+				d->security_id = in->security_id;
+				d->msg_seq_num = c->seq;
+				d->side = (uint8_t)side;
+				d->level = (uint8_t)(i + 1);
+				d->mbo = agg;
+				d->mbp = mbp[i];
+			}
+		}
+	}
+	if (diffs != 0) {
+		f->counters.mbo_mismatches++;
+		f->counters.mbo_level_diffs += diffs;
+	}
+}
+
+void
+book__mbo_check(const struct book__walk_ctx *c)
+{
+	struct book_feed *f = c->feed;
+	uint32_t i;
+
+	for (i = 0; i < f->mbo_check_count; i++) {
+		struct book_mbo *m = &f->mbo_books[f->mbo_check[i]];
+		const struct book_instrument *in;
+
+		m->listed = false;
+		if (m->state != BOOK_MBO_VALID || m->instrument == BOOK__NIL)
+			continue;
+		in = &f->instruments[m->instrument];
+		if (in->state == BOOK_STATE_OK && (in->flags & BOOK_INSTRUMENT_COMPLETE))
+			compare(c, m, in);
+	}
+	f->mbo_check_count = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queries                                                                    */
+/* ------------------------------------------------------------------------ */
+
+const struct book_mbo *
+book_feed_mbo(const struct book_feed *feed, int32_t security_id)
+{
+	const struct book_instrument *in;
+	uint32_t b;
+
+	if (feed == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	in = feed->mbo_on ? book_feed_find(feed, security_id) : NULL;
+	b = in != NULL ? feed->mbo_of[in->index] : BOOK__NIL;
+	if (b >= BOOK__MBO_REFUSED) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return &feed->mbo_books[b];
+}
+
+enum book_mbo_state
+book_mbo_state(const struct book_mbo *mbo)
+{
+	return mbo != NULL ? (enum book_mbo_state)mbo->state : BOOK_MBO_STALE;
+}
+
+static bool
+readable(const struct book_mbo *mbo)
+{
+	return mbo->state <= BOOK_MBO_PARTIAL;
+}
+
+static void
+order_out(const struct book__mbo_order *o, struct book_order *out)
+{
+	out->order_id = o->id;
+	out->priority = o->priority;
+	out->price = o->price;
+	out->qty = o->qty;
+	out->side = o->side;
+}
+
+uint32_t
+book_mbo_order_count(const struct book_mbo *mbo)
+{
+	return mbo != NULL && readable(mbo) ? mbo->order_count : 0;
+}
+
+int
+book_mbo_order(const struct book_mbo *mbo, uint64_t order_id, struct book_order *out)
+{
+	uint32_t o;
+
+	if (mbo == NULL || out == NULL)
+		return -EINVAL;
+	if (!readable(mbo))
+		return -ESTALE;
+	o = order_find(mbo, order_id);
+	if (o == BOOK__NIL)
+		return -ENOENT;
+	order_out(&mbo->orders[o], out);
+	return 0;
+}
+
+int
+book_mbo_levels(const struct book_mbo *mbo, enum book_side side, struct book_level *out,
+		unsigned int max)
+{
+	uint32_t n, i;
+
+	if (mbo == NULL || (out == NULL && max > 0) || (unsigned int)side > BOOK_ASK)
+		return -EINVAL;
+	if (!readable(mbo))
+		return -ESTALE;
+	n = mbo->nlevels[side];
+	for (i = 0; i < n && i < max; i++) {
+		const struct book__mbo_level *lv = &mbo->levels[side][n - 1 - i];
+
+		out[i].price = lv->price;
+		out[i].qty = lv->qty;
+		out[i].orders = (int32_t)lv->orders;
+		out[i].reserved = 0;
+	}
+	return (int)i;
+}
+
+int
+book_mbo_level_orders(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		struct book_order *out, unsigned int max)
+{
+	const struct book__mbo_level *lv;
+	unsigned int n = 0;
+	uint32_t o;
+
+	if (mbo == NULL || (out == NULL && max > 0) || (unsigned int)side > BOOK_ASK)
+		return -EINVAL;
+	if (!readable(mbo))
+		return -ESTALE;
+	lv = level_find(mbo, side, price);
+	if (lv == NULL)
+		return -ENOENT;
+	for (o = lv->head; o != BOOK__NIL && n < max; o = mbo->orders[o].next)
+		order_out(&mbo->orders[o], &out[n++]);
+	return (int)n;
+}
+
+/* Sum the orders of lv ahead of the first that stop() says is not ahead. */
+#define QUEUE_WALK(mbo, lv, out, ahead_cond)                                       \
+	do {                                                                       \
+		uint32_t o_;                                                       \
+		for (o_ = (lv)->head; o_ != BOOK__NIL; o_ = (mbo)->orders[o_].next) { \
+			const struct book__mbo_order *q_ = &(mbo)->orders[o_];     \
+			if (!(ahead_cond))                                         \
+				break;                                             \
+			(out)->orders_ahead++;                                     \
+			(out)->qty_ahead += q_->qty;                               \
+		}                                                                  \
+	} while (0)
+
+static int
+queue_begin(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		struct book_mbo_queue *out, const struct book__mbo_level **lv)
+{
+	if (mbo == NULL || out == NULL || (unsigned int)side > BOOK_ASK)
+		return -EINVAL;
+	if (mbo->state != BOOK_MBO_VALID)
+		return -ESTALE;
+	memset(out, 0, sizeof(*out));
+	out->price = price;
+	*lv = level_find(mbo, side, price);
+	if (*lv != NULL) {
+		out->level_qty = (*lv)->qty;
+		out->level_orders = (*lv)->orders;
+	}
+	return 0;
+}
+
+int
+book_mbo_queue_by_order(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		uint64_t order_id, struct book_mbo_queue *out)
+{
+	const struct book__mbo_level *lv;
+	uint32_t o;
+	int rc = queue_begin(mbo, side, price, out, &lv);
+
+	if (rc < 0)
+		return rc;
+	o = order_find(mbo, order_id);
+	if (lv == NULL || o == BOOK__NIL || mbo->orders[o].side != side ||
+			mbo->orders[o].price != price)
+		return -ENOENT;
+	QUEUE_WALK(mbo, lv, out, q_->id != order_id);
+	return 0;
+}
+
+int
+book_mbo_queue_by_priority(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		uint64_t priority, struct book_mbo_queue *out)
+{
+	const struct book__mbo_level *lv;
+	int rc = queue_begin(mbo, side, price, out, &lv);
+
+	if (rc < 0 || lv == NULL)
+		return rc;
+	QUEUE_WALK(mbo, lv, out, q_->priority <= priority);
+	return 0;
+}
+
+int
+book_feed_mbo_diffs(const struct book_feed *feed, struct book_mbo_diff *out, unsigned int max)
+{
+	uint32_t i;
+
+	if (feed == NULL || (out == NULL && max > 0))
+		return -EINVAL;
+	for (i = 0; i < feed->mbo_diff_count && i < max; i++)
+		out[i] = feed->mbo_diffs[i];
+	return (int)i;
+}
+
+const char *
+book_mbo_state_name(enum book_mbo_state state)
+{
+	switch (state) {
+	case BOOK_MBO_VALID:
+		return "valid";
+	case BOOK_MBO_PARTIAL:
+		return "partial";
+	case BOOK_MBO_STALE:
+		return "stale";
+	case BOOK_MBO_OVERFLOW:
+		return "overflow";
+	default:
+		return "?";
+	}
+}
