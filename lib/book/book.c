@@ -160,13 +160,6 @@ book_consolidated(const struct book_instrument *instrument, enum book_side side,
 	return (int)n;
 }
 
-static inline uint64_t
-mix(uint64_t h, uint64_t v)
-{
-	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	return h ^ (h >> 32);
-}
 
 static uint64_t
 hash_levels(uint64_t h, const struct book_level *levels, unsigned int n)
@@ -174,9 +167,9 @@ hash_levels(uint64_t h, const struct book_level *levels, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		h = mix(h, (uint64_t)levels[i].price);
-		h = mix(h, (uint64_t)levels[i].qty);
-		h = mix(h, (uint64_t)(uint32_t)levels[i].orders);
+		h = book__mix(h, (uint64_t)levels[i].price);
+		h = book__mix(h, (uint64_t)levels[i].qty);
+		h = book__mix(h, (uint64_t)(uint32_t)levels[i].orders);
 	}
 	return h;
 }
@@ -188,18 +181,15 @@ book_instrument_hash(const struct book_instrument *instrument)
 
 	if (instrument == NULL)
 		return 0;
-	h = mix(h, (uint64_t)(uint32_t)instrument->security_id);
-	h = mix(h, instrument->state);
-	h = mix(h, instrument->rpt_seq);
-	h = mix(h, (uint64_t)instrument->depth << 8 | instrument->implied_depth);
+	h = book__mix(h, (uint64_t)(uint32_t)instrument->security_id);
+	h = book__mix(h, instrument->state);
+	h = book__mix(h, instrument->rpt_seq);
+	h = book__mix(h, (uint64_t)instrument->depth << 8 | instrument->implied_depth);
 	h = hash_levels(h, instrument->bid, instrument->depth);
 	h = hash_levels(h, instrument->ask, instrument->depth);
 	h = hash_levels(h, instrument->implied_bid, instrument->implied_depth);
 	h = hash_levels(h, instrument->implied_ask, instrument->implied_depth);
-	/* Spread the final value so that sums over instruments stay distinct. */
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	return h ^ (h >> 29);
+	return book__hash_finish(h);
 }
 
 int

@@ -1065,6 +1065,18 @@ int book_mbo_queue_by_priority(const struct book_mbo *mbo, enum book_side side, 
 		uint64_t priority, struct book_mbo_queue *out);
 
 /**
+ * Where an order joining a level now would stand: the MDOrderPriority of
+ * the level's last order (0 when the price has no level).  Passed later to
+ * book_mbo_queue_by_priority(), it counts the orders that were ahead of the
+ * joiner and are still there (a later order, or one that lost its priority,
+ * has a higher value and is behind).
+ * @return 0 with *priority set; -ESTALE (not BOOK_MBO_VALID); -EINVAL.
+ * Thread safety: the feed's thread (or while it is idle).  O(log levels).
+ */
+int book_mbo_queue_back(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		uint64_t *priority);
+
+/**
  * The first differences the oracle found (price levels aggregated from the
  * MBO book against the price-level book, compared at every EndOfEvent for
  * instruments whose MBO book is BOOK_MBO_VALID and whose price-level book
@@ -1076,6 +1088,17 @@ int book_mbo_queue_by_priority(const struct book_mbo *mbo, enum book_side side, 
  */
 int book_feed_mbo_diffs(const struct book_feed *feed, struct book_mbo_diff *out,
 		unsigned int max);
+
+/**
+ * Hash of an MBO book: security id, state, and for a readable book every
+ * level (best first) and its orders in priority (OrderID, MDOrderPriority,
+ * MDDisplayQty).  Two runs that built the same book give the same value.
+ * O(orders).  0 for NULL.
+ */
+uint64_t book_mbo_hash(const struct book_mbo *mbo);
+
+/** Sum of book_mbo_hash() over the channel's MBO books (0 without config.mbo). */
+uint64_t book_feed_mbo_hash(const struct book_feed *feed);
 
 /** Name of an MBO state ("valid", "partial", "stale", "overflow"), "?" out of range. */
 const char *book_mbo_state_name(enum book_mbo_state state);

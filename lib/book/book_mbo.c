@@ -1064,6 +1064,69 @@ book_mbo_queue_by_priority(const struct book_mbo *mbo, enum book_side side, int6
 }
 
 int
+book_mbo_queue_back(const struct book_mbo *mbo, enum book_side side, int64_t price,
+		uint64_t *priority)
+{
+	const struct book__mbo_level *lv;
+
+	if (mbo == NULL || priority == NULL || (unsigned int)side > BOOK_ASK)
+		return -EINVAL;
+	if (mbo->state != BOOK_MBO_VALID)
+		return -ESTALE;
+	lv = level_find(mbo, side, price);
+	*priority = lv != NULL && lv->tail != BOOK__NIL ? mbo->orders[lv->tail].priority : 0;
+	return 0;
+}
+
+uint64_t
+book_mbo_hash(const struct book_mbo *mbo)
+{
+	uint64_t h = UINT64_C(0xbb67ae8584caa73b);
+
+	if (mbo == NULL)
+		return 0;
+	h = book__mix(h, (uint64_t)(uint32_t)mbo->security_id);
+	h = book__mix(h, mbo->state);
+	if (!readable(mbo))
+		goto out;
+	for (unsigned int side = 0; side < 2; side++) {
+		/* best first: the arrays are sorted worst to best */
+		for (uint32_t l = mbo->nlevels[side]; l-- > 0;) {
+			const struct book__mbo_level *lv = &mbo->levels[side][l];
+
+			h = book__mix(h, (uint64_t)lv->price);
+			h = book__mix(h, (uint64_t)lv->qty);
+			h = book__mix(h, lv->orders);
+			for (uint32_t o = lv->head; o != BOOK__NIL; o = mbo->orders[o].next) {
+				h = book__mix(h, mbo->orders[o].id);
+				h = book__mix(h, mbo->orders[o].priority);
+				h = book__mix(h, (uint64_t)mbo->orders[o].qty);
+			}
+		}
+		h = book__mix(h, UINT64_C(0x5151));  /* the sides apart */
+	}
+out:
+	return book__hash_finish(h);
+}
+
+uint64_t
+book_feed_mbo_hash(const struct book_feed *feed)
+{
+	uint64_t h = 0;
+
+	if (feed == NULL || !feed->mbo_on)
+		return 0;
+	for (uint32_t i = 0; i < feed->high_water; i++) {
+		const uint32_t b = feed->mbo_of[i];
+
+		if ((feed->instruments[i].flags & BOOK_INSTRUMENT_IN_USE) &&
+		    b < feed->config.mbo_instruments)
+			h += book_mbo_hash(&feed->mbo_books[b]);
+	}
+	return h;
+}
+
+int
 book_feed_mbo_diffs(const struct book_feed *feed, struct book_mbo_diff *out, unsigned int max)
 {
 	uint32_t i;

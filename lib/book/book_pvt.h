@@ -149,4 +149,23 @@ book__levels_apply(struct book_level *levels, unsigned int depth, enum book_acti
 	return -EINVAL;
 }
 
+/* The last step of a book hash: spread the value so that sums over books
+ * stay distinct. */
+static inline uint64_t
+book__hash_finish(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	return h ^ (h >> 29);
+}
+
+/* One step of the book hashes (book_instrument_hash(), book_mbo_hash()). */
+static inline uint64_t
+book__mix(uint64_t h, uint64_t v)
+{
+	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	return h ^ (h >> 32);
+}
+
 #endif /* BOOK_PVT_H */

@@ -663,6 +663,80 @@ test_snapshot_then_script(void **state)
 	assert_int_equal(book_mbo_queue_by_order(NULL, BOOK_BID, PX(100), 1, &q), -EINVAL);
 }
 
+/* Where a joiner stands (book_mbo_queue_back() then _queue_by_priority(),
+ * the appliance's queue joins): ahead of it, the orders that rested at its
+ * price when it joined and are still there with their priority; later
+ * orders and orders that lost their priority are behind.  And the MBO hash
+ * follows the book. */
+static void
+test_queue_join(void **state)
+{
+	static const struct op open[] = {
+		{ 'A', 1, BOOK_BID, 100, 2, 10, false },
+		{ 'A', 2, BOOK_BID, 100, 9, 30, false },
+		{ 'A', 3, BOOK_ASK, 101, 5, 31, false },
+	};
+	const struct op later = { 'A', 4, BOOK_BID, 100, 4, 40, false };
+	const struct op up = { 'M', 1, BOOK_BID, 100, 7, 50, false };  /* loses priority */
+	const struct op down = { 'M', 2, BOOK_BID, 100, 6, 30, false }; /* keeps it */
+	const struct op gone = { 'D', 2, 0, 0, 0, 0, false };
+	const struct op lost = { 'A', 5, BOOK_BID, 100, 1, 60, false };
+	const struct op after = { 'A', 6, BOOK_BID, 100, 1, 61, false };
+	const struct book_mbo *m;
+	struct book_mbo_queue q;
+	struct minst *mi;
+	uint64_t back, none, h;
+
+	(void)state;
+	setup_feed(NULL);
+	mi = &T.ins[0];
+	for (unsigned int i = 0; i < 3; i++)
+		model_apply(mi, &open[i]);
+	mi->rpt = 5;
+	snapshot52(&T, mi, 0);
+	snapshot53(&T, mi, 0, 2, 0);
+	m = book_feed_mbo(T.f, mi->sid);
+	assert_int_equal(book_mbo_state(m), BOOK_MBO_VALID);
+	assert_int_equal(book_mbo_queue_back(m, BOOK_BID, PX(100), &back), 0);
+	assert_int_equal(back, 30);              /* behind order 2 */
+	assert_int_equal(book_mbo_queue_back(m, BOOK_BID, PX(99), &none), 0);
+	assert_int_equal(none, 0);               /* no level: first in line */
+	assert_int_equal(book_mbo_queue_by_priority(m, BOOK_BID, PX(99), none, &q), 0);
+	assert_int_equal(q.orders_ahead, 0);
+	h = book_feed_mbo_hash(T.f);
+	assert_int_not_equal(h, 0);
+	assert_int_equal(h, book_mbo_hash(m));   /* the only book */
+
+	event(&T, mi, &later, 1);                /* joins behind */
+	assert_int_equal(book_mbo_queue_by_priority(m, BOOK_BID, PX(100), back, &q), 0);
+	assert_int_equal(q.orders_ahead, 2);
+	assert_int_equal(q.qty_ahead, 2 + 9);
+	assert_int_equal(q.level_orders, 3);
+	assert_int_not_equal(book_feed_mbo_hash(T.f), h);
+	event(&T, mi, &up, 1);                   /* 1 goes to the back */
+	assert_int_equal(book_mbo_queue_by_priority(m, BOOK_BID, PX(100), back, &q), 0);
+	assert_int_equal(q.orders_ahead, 1);
+	assert_int_equal(q.qty_ahead, 9);
+	event(&T, mi, &down, 1);                 /* 2 partly filled or reduced */
+	assert_int_equal(book_mbo_queue_by_priority(m, BOOK_BID, PX(100), back, &q), 0);
+	assert_int_equal(q.qty_ahead, 6);
+	event(&T, mi, &gone, 1);                 /* nothing ahead any more */
+	assert_int_equal(book_mbo_queue_by_priority(m, BOOK_BID, PX(100), back, &q), 0);
+	assert_int_equal(q.orders_ahead, 0);
+	assert_int_equal(q.qty_ahead, 0);
+	assert_int_equal(q.level_orders, 2);
+	assert_int_equal(ctr()->mbo_mismatches, 0);
+
+	/* stale: no position; bad arguments */
+	T.drop_next = true;
+	event(&T, mi, &lost, 1);
+	event(&T, mi, &after, 1);                /* a MsgSeqNum jump */
+	assert_int_equal(book_mbo_queue_back(m, BOOK_BID, PX(100), &back), -ESTALE);
+	assert_int_equal(book_mbo_queue_back(NULL, BOOK_BID, PX(100), &back), -EINVAL);
+	assert_int_equal(book_mbo_queue_back(m, BOOK_BID, PX(100), NULL), -EINVAL);
+	assert_int_equal(book_mbo_hash(NULL), 0);
+}
+
 /* The oracle fails when the price-level book disagrees, and says where. */
 static void
 test_oracle_reports_difference(void **state)
@@ -1263,6 +1337,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_snapshot_then_script, teardown),
+		cmocka_unit_test_teardown(test_queue_join, teardown),
 		cmocka_unit_test_teardown(test_oracle_reports_difference, teardown),
 		cmocka_unit_test_teardown(test_event_split_over_packets, teardown),
 		cmocka_unit_test_teardown(test_gap_and_recovery, teardown),
