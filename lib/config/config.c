@@ -167,6 +167,29 @@ static void check_recovery(struct tw_cfg__load *ld)
 	}
 }
 
+/* book.mbo.channels: each one a channel of an incremental feed. */
+static void check_mbo(struct tw_cfg__load *ld)
+{
+	const struct tw_cfg *cfg = ld->cfg;
+	const struct tw_cfg_mbo *m = &cfg->book.mbo;
+	struct tw_cfg_finding *f;
+	uint32_t i, j;
+
+	for (i = 0; i < m->n_channels; i++) {
+		for (j = 0; j < cfg->n_feeds; j++)
+			if (cfg->feeds[j].kind == TW_CFG_FEED_INCREMENTAL &&
+			    cfg->feeds[j].channel == m->channels[i])
+				break;
+		if (j < cfg->n_feeds)
+			continue;
+		f = error_in(ld, cfg->config_path, m->channels_line,
+			     "book.mbo.channels: channel %u has no incremental feed in %s",
+			     m->channels[i], cfg->ports_path);
+		tw_cfg_finding_hint(f, "list channels of ports.ini's [feed.NAME] sections with "
+				    "kind = incremental, or remove %u", m->channels[i]);
+	}
+}
+
 static void check_memory(struct tw_cfg__load *ld)
 {
 	const struct tw_cfg *cfg = ld->cfg;
@@ -251,6 +274,7 @@ struct tw_cfg *tw_cfg_load(const char *ports_path, const char *config_path,
 		if (ld.port_list_ok) {
 			check_capture_queues(&ld);
 			check_recovery(&ld);
+			check_mbo(&ld);
 		}
 		if (ld.port_list_ok && findings->errors == ld.errors_at_start)
 			check_memory(&ld);

@@ -646,62 +646,97 @@ static void load_handoff(struct cfg_ctx *cc, const char *group, struct tw_cfg_ha
 	}
 }
 
+/* What an integer list holds, for get_id_list()'s messages. */
+struct id_list_spec {
+	const char *noun;          /* "security id" */
+	unsigned int min_entries;
+	unsigned int max_entries;  /* at most the capacity of out */
+	const char *hint_count;    /* hint of a count out of range */
+	const char *hint_range;    /* hint of a value out of range */
+};
+
+/*
+ * A list [ ... ] of distinct integers in the key's range. Absent: *n = 0.
+ * @return false after an error (reported; *n is the entries taken before it).
+ */
+static bool get_id_list(struct cfg_ctx *cc, const char *group, const char *name,
+			const struct id_list_spec *ls, int64_t *out, uint32_t *n,
+			uint32_t *line_out)
+{
+	const struct tw_cfg_key *spec;
+	config_setting_t *s = setting_of(cc, group, name, &spec);
+	struct tw_cfg_finding *f;
+	uint32_t line = line_of(s);
+	int i, j, count;
+	int64_t v;
+
+	*n = 0;
+	if (line_out != NULL)
+		*line_out = line;
+	if (s == NULL)
+		return true;
+	if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+	    config_setting_type(s) != CONFIG_TYPE_LIST) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "an array [ ... ] of %ss", ls->noun);
+		wrong_type(cc, s, group, name, want);
+		return false;
+	}
+	count = config_setting_length(s);
+	if (count < (int)ls->min_entries || count > (int)ls->max_entries) {
+		f = error_at(cc, line, "%s.%s: %d entries, want %u..%u", group, name, count,
+			     ls->min_entries, ls->max_entries);
+		tw_cfg_finding_hint(f, "%s", ls->hint_count);
+		return false;
+	}
+	for (i = 0; i < count; i++) {
+		config_setting_t *e = config_setting_get_elem(s, (unsigned int)i);
+
+		if (!is_int(e)) {
+			f = error_at(cc, line, "%s.%s[%d]: expected an integer %s, found %s",
+				     group, name, i, ls->noun, type_name(config_setting_type(e)));
+			tw_cfg_finding_hint(f, "write [ 1234, 5678 ]");
+			return false;
+		}
+		v = config_setting_get_int64(e);
+		if (v < spec->min || v > spec->max) {
+			f = error_at(cc, line, "%s.%s[%d] = %" PRId64 ": not a %s (%" PRId64
+				     "..%" PRId64 ")", group, name, i, v, ls->noun, spec->min,
+				     spec->max);
+			tw_cfg_finding_hint(f, "%s", ls->hint_range);
+			return false;
+		}
+		for (j = 0; j < i && out[j] != v; j++)
+			;
+		if (j < i) {
+			f = error_at(cc, line, "%s.%s: %" PRId64 " is listed twice", group, name, v);
+			tw_cfg_finding_hint(f, "list each %s once", ls->noun);
+			return false;
+		}
+		out[i] = v;
+		*n = (uint32_t)i + 1;
+	}
+	return true;
+}
+
 static void load_strategy(struct cfg_ctx *cc)
 {
+	static const struct id_list_spec ids = {
+		.noun = "security id", .min_entries = 1, .max_entries = TW_CFG_MAX_INSTRUMENTS,
+		.hint_count = "list the security ids the strategy trades",
+		.hint_range = "security ids are positive 32-bit integers (SecurityID)",
+	};
 	struct tw_cfg_strategy *st = &cc->cfg->strategy;
-	const struct tw_cfg_key *spec;
-	config_setting_t *s;
+	int64_t list[TW_CFG_MAX_INSTRUMENTS];
 	struct tw_cfg_finding *f;
 	uint32_t line, num_line;
 	int64_t v;
-	int i, j, n;
 
 	get_bool(cc, "strategy", "enabled", &st->enabled, NULL);
-	s = setting_of(cc, "strategy", "instruments", &spec);
-	if (s != NULL) {
-		line = line_of(s);
-		if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
-		    config_setting_type(s) != CONFIG_TYPE_LIST) {
-			wrong_type(cc, s, "strategy", "instruments",
-				   "an array [ ... ] of security ids");
-		} else if ((n = config_setting_length(s)) == 0 || n > TW_CFG_MAX_INSTRUMENTS) {
-			f = error_at(cc, line, "strategy.instruments: %d entries, want 1..%d", n,
-				     TW_CFG_MAX_INSTRUMENTS);
-			tw_cfg_finding_hint(f, "list the security ids the strategy trades");
-		} else {
-			for (i = 0; i < n; i++) {
-				config_setting_t *e = config_setting_get_elem(s, (unsigned int)i);
-
-				if (!is_int(e)) {
-					f = error_at(cc, line, "strategy.instruments[%d]: "
-						     "expected an integer security id, found %s",
-						     i, type_name(config_setting_type(e)));
-					tw_cfg_finding_hint(f, "write [ 1234, 5678 ]");
-					break;
-				}
-				v = config_setting_get_int64(e);
-				if (v < spec->min || v > spec->max) {
-					f = error_at(cc, line, "strategy.instruments[%d] = "
-						     "%" PRId64 ": not a security id (1..%" PRId64
-						     ")", i, v, spec->max);
-					tw_cfg_finding_hint(f, "security ids are positive 32-bit "
-							    "integers (SecurityID)");
-					break;
-				}
-				for (j = 0; j < i; j++)
-					if (st->instruments[j] == (int32_t)v)
-						break;
-				if (j < i) {
-					f = error_at(cc, line, "strategy.instruments: %" PRId64
-						     " is listed twice", v);
-					tw_cfg_finding_hint(f, "list each security id once");
-					break;
-				}
-				st->instruments[i] = (int32_t)v;
-				st->n_instruments = (uint32_t)i + 1;
-			}
-		}
-	}
+	get_id_list(cc, "strategy", "instruments", &ids, list, &st->n_instruments, NULL);
+	for (uint32_t i = 0; i < st->n_instruments; i++)
+		st->instruments[i] = (int32_t)list[i];
 	if (get_int(cc, "strategy", "imbalance_numerator", &v, &num_line))
 		st->imbalance_numerator = (uint32_t)v;
 	if (get_int(cc, "strategy", "imbalance_denominator", &v, &line))
@@ -719,6 +754,32 @@ static void load_strategy(struct cfg_ctx *cc)
 		st->order_qty = (uint32_t)v;
 	if (get_int(cc, "strategy", "max_orders", &v, NULL))
 		st->max_orders = (uint32_t)v;
+	if (get_int(cc, "strategy", "queue_max_ahead", &v, NULL))
+		st->queue_max_ahead = (uint32_t)v;
+}
+
+static void load_mbo(struct cfg_ctx *cc)
+{
+	static const struct id_list_spec ids = {
+		.noun = "channel id", .min_entries = 0, .max_entries = TW_CFG_MAX_FEEDS,
+		.hint_count = "list the channels whose market-by-order books are kept",
+		.hint_range = "the CME channel ids of ports.ini's [feed.NAME] channel",
+	};
+	struct tw_cfg_mbo *m = &cc->cfg->book.mbo;
+	int64_t list[TW_CFG_MAX_FEEDS];
+	int64_t v;
+
+	get_id_list(cc, "book.mbo", "channels", &ids, list, &m->n_channels, &m->channels_line);
+	for (uint32_t i = 0; i < m->n_channels; i++)
+		m->channels[i] = (uint32_t)list[i];
+	if (get_int(cc, "book.mbo", "instruments", &v, NULL))
+		m->instruments = (uint32_t)v;
+	if (get_int(cc, "book.mbo", "orders", &v, NULL))
+		m->orders = (uint32_t)v;
+	if (get_int(cc, "book.mbo", "levels", &v, NULL))
+		m->levels = (uint32_t)v;
+	if (get_int(cc, "book.mbo", "diffs", &v, NULL))
+		m->diffs = (uint32_t)v;
 }
 
 static void load_risk(struct cfg_ctx *cc)
@@ -931,6 +992,7 @@ static void load_rest(struct cfg_ctx *cc)
 		cfg->book.publish = (enum tw_cfg_publish)i;
 	if (get_int(cc, "book", "max_instruments", &v, NULL))
 		cfg->book.max_instruments = (uint32_t)v;
+	load_mbo(cc);
 	load_strategy(cc);
 	load_risk(cc);
 	load_session(cc);

@@ -412,10 +412,25 @@ enum tw_cfg_publish {
 	TW_CFG_PUBLISH_PACKET,            /**< "packet": also after every packet */
 };
 
+/**
+ * book.mbo: market-by-order books (lib/book's book_feed_config.mbo), kept
+ * for the listed channels only; the bounds apply to each of them.
+ */
+struct tw_cfg_mbo {
+	uint32_t n_channels;
+	uint32_t channels[TW_CFG_MAX_FEEDS]; /**< CME channel ids, distinct */
+	uint32_t channels_line;           /**< line of book.mbo.channels; 0 if absent */
+	uint32_t instruments;             /**< MBO books per channel */
+	uint32_t orders;                  /**< resting orders per MBO book */
+	uint32_t levels;                  /**< price levels per side of an MBO book */
+	uint32_t diffs;                   /**< MBO/MBP differences kept per channel */
+};
+
 /** book: the books of each channel (lib/book). */
 struct tw_cfg_book {
 	enum tw_cfg_publish publish;
 	uint32_t max_instruments;         /**< instruments per channel */
+	struct tw_cfg_mbo mbo;
 };
 
 /**
@@ -433,6 +448,10 @@ struct tw_cfg_strategy {
 	uint32_t imbalance_denominator;   /**< > 0 */
 	uint32_t order_qty;
 	uint32_t max_orders;              /**< orders in the whole run */
+	/** hold a new order while the last one on that side of the instrument
+	 *  still has more than this many contracts ahead of it (market by
+	 *  order; book.mbo); 0: no such rule */
+	uint32_t queue_max_ahead;
 };
 
 /** risk: pre-trade limits, checked by the order-out actor before any byte is written. */

@@ -544,6 +544,70 @@ static void recovery_and_book_settings(void **state)
 	fx_free(fx);
 }
 
+/* book.mbo: per channel, its bounds, the channels checked against ports.ini;
+ * strategy.queue_max_ahead. */
+static void mbo_settings(void **state)
+{
+	struct fx *fx = fx_new();
+	struct tw_cfg *cfg;
+
+	(void)state;
+	cfg = fx_expect_ok(fx);
+	assert_int_equal(cfg->book.mbo.n_channels, 0);      /* off by default */
+	assert_int_equal(cfg->book.mbo.instruments, 64);
+	assert_int_equal(cfg->book.mbo.orders, 4096);
+	assert_int_equal(cfg->book.mbo.levels, 1024);
+	assert_int_equal(cfg->book.mbo.diffs, 16);
+	assert_int_equal(cfg->strategy.queue_max_ahead, 0);
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n};\nbook = {\n  mbo = {\n    channels = [ 310 ];\n"
+		   "    instruments = 8;\n    orders = 100000;\n    levels = 64;\n"
+		   "    diffs = 0;\n  };");
+	fx_replace(&fx->config_text, "  instruments = [ 13950, 2615 ];",
+		   "  instruments = [ 13950, 2615 ];\n  queue_max_ahead = 25;");
+	cfg = fx_expect_ok(fx);
+	assert_int_equal(cfg->book.mbo.n_channels, 1);
+	assert_int_equal(cfg->book.mbo.channels[0], 310);
+	assert_int_equal(cfg->book.mbo.instruments, 8);
+	assert_int_equal(cfg->book.mbo.orders, 100000);
+	assert_int_equal(cfg->book.mbo.levels, 64);
+	assert_int_equal(cfg->book.mbo.diffs, 0);
+	assert_int_equal(cfg->strategy.queue_max_ahead, 25);
+	fx_free(fx);
+
+	/* a channel ports.ini has no incremental feed for */
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n};\nbook = {\n  mbo = {\n    channels = [ 310, 344 ];\n  };");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "channels = "),
+			"book.mbo.channels: channel 344 has no incremental feed");
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n};\nbook = {\n  mbo = {\n    channels = [ 310, 310 ];\n  };");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "channels = "),
+			"book.mbo.channels: 310 is listed twice");
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n};\nbook = {\n  mbo = {\n    orders = 8;\n  };");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "orders = 8"),
+			"book.mbo.orders = 8: out of range 16..16777216");
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n};\nbook = {\n  mbo = {\n    channel = [ 310 ];\n  };");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "channel = "),
+			"unknown setting book.mbo.channel");
+	fx_free(fx);
+}
+
 static void include_refused(void **state)
 {
 	struct fx *fx = fx_new();
@@ -667,6 +731,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(orders_have_nowhere_to_go),
 		cmocka_unit_test(snapshot_recovery_without_snapshot_feed),
 		cmocka_unit_test(recovery_and_book_settings),
+		cmocka_unit_test(mbo_settings),
 		cmocka_unit_test(include_refused),
 		cmocka_unit_test(group_where_value_expected),
 		cmocka_unit_test(demo_profile_loads),
