@@ -11,6 +11,11 @@
  * channel is the port modulo 1000 for ports 14000-15999, else the port.
  * --drop-a/--drop-b drop incremental packets of a feed at random, each feed
  * with its own generator seeded from --seed, to exercise arbitration.
+ * --mbo keeps lib/book's market-by-order books too and prints, per
+ * instrument, the MBO state and the best levels aggregated from the orders
+ * with the first orders of each in priority order; per channel the mbo_*
+ * counters and the oracle's first differences (MBO aggregate against the
+ * price-level book).  Without --mbo the output is what it was before it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +33,9 @@
 #define MAX_FILES 64
 #define MAX_CHANNELS 64
 #define PPM 1000000u
+#define MBO_ORDERS_SHOWN_DEFAULT 3u
+#define MBO_ORDERS_SHOWN_MAX 1000u
+#define MBO_DIFFS_MAX 4096u
 
 struct options {
 	bool use_feed[MDP3_FEED_COUNT];
@@ -38,6 +46,8 @@ struct options {
 	bool tcp;
 	bool one_channel;
 	bool quiet_books;
+	bool mbo;                            /* config.book.mbo, kept for the output */
+	unsigned int mbo_orders_shown;       /* orders printed per MBO level */
 	struct mdp3_routes routes;
 	struct tw_feed_config config;   /* arbiter and books of each channel */
 };
@@ -206,8 +216,15 @@ get_channel(struct run *r, uint32_t id)
 	ch->id = id;
 	ch->path = tw_feed_create(&r->opt->config);
 	if (ch->path == NULL || seq_map_init(&ch->seqs) < 0) {
+		int err = errno;
+
 		fprintf(stderr, "tickwire-book: cannot create the feed of channel %" PRIu32
-				": %s\n", id, strerror(errno));
+				": %s\n", id, strerror(err));
+		if (err == ENOMEM && r->opt->mbo)
+			fprintf(stderr, "tickwire-book: the books of a channel need %zu bytes "
+					"with these MBO bounds; lower --mbo-instruments, "
+					"--mbo-orders or --mbo-levels\n",
+					book_feed_memsize(&r->opt->config.book));
 		tw_feed_destroy(ch->path);
 		seq_map_free(&ch->seqs);
 		return NULL;
@@ -465,8 +482,15 @@ json_book(const char *name, const struct book_level *bid, const struct book_leve
 	putchar('}');
 }
 
+/* --mbo output, below */
+static void json_mbo_instrument(const struct options *opt, const struct book_feed *feed,
+		const struct book_instrument *in);
+static void text_mbo_instrument(const struct options *opt, const struct book_feed *feed,
+		const struct book_instrument *in);
+
 static void
-print_instrument_json(const struct options *opt, const struct book_instrument *in, bool first)
+print_instrument_json(const struct options *opt, const struct book_feed *feed,
+		const struct book_instrument *in, bool first)
 {
 	struct book_level cb[BOOK_CONSOLIDATED_DEPTH], ca[BOOK_CONSOLIDATED_DEPTH];
 	unsigned int nc = min_u(opt->levels, BOOK_CONSOLIDATED_DEPTH);
@@ -500,6 +524,8 @@ print_instrument_json(const struct options *opt, const struct book_instrument *i
 		printf("{\"price\":\"%s\",\"qty\":%" PRId64 ",\"aggressor\":%u}", price,
 				in->last_trade.qty, in->last_trade.aggressor);
 	}
+	if (opt->mbo)
+		json_mbo_instrument(opt, feed, in);
 	printf("}");
 }
 
@@ -536,7 +562,8 @@ text_book(const char *name, const struct book_level *bid, unsigned int nbid,
 }
 
 static void
-print_instrument_text(const struct options *opt, const struct book_instrument *in)
+print_instrument_text(const struct options *opt, const struct book_feed *feed,
+		const struct book_instrument *in)
 {
 	struct book_level cb[BOOK_CONSOLIDATED_DEPTH], ca[BOOK_CONSOLIDATED_DEPTH];
 	int nb = book_consolidated(in, BOOK_BID, cb, BOOK_CONSOLIDATED_DEPTH);
@@ -555,6 +582,140 @@ print_instrument_text(const struct options *opt, const struct book_instrument *i
 			in->implied_depth, opt->levels, in->price_exponent);
 	text_book("consolidated", cb, nb > 0 ? (unsigned int)nb : 0, ca,
 			na > 0 ? (unsigned int)na : 0, opt->levels, in->price_exponent);
+	if (opt->mbo)
+		text_mbo_instrument(opt, feed, in);
+}
+
+/* ---- market by order (--mbo) ---- */
+
+static const char *
+side_name(unsigned int side)
+{
+	return side == BOOK_BID ? "bid" : "ask";
+}
+
+/* One MBO level's first orders (at most opt->mbo_orders_shown); the count not shown. */
+static int
+mbo_level_orders(const struct options *opt, const struct book_mbo *mbo, enum book_side side,
+		const struct book_level *level, struct book_order *orders, uint32_t *more)
+{
+	int n = 0;
+
+	if (opt->mbo_orders_shown > 0) {
+		n = book_mbo_level_orders(mbo, side, level->price, orders, opt->mbo_orders_shown);
+		if (n < 0)
+			n = 0;
+	}
+	*more = level->orders > n ? (uint32_t)(level->orders - n) : 0;
+	return n;
+}
+
+static void
+json_priority(uint64_t priority)
+{
+	if (priority == UINT64_MAX)
+		printf("null");
+	else
+		printf("%" PRIu64, priority);
+}
+
+static void
+json_mbo_side(const struct options *opt, const struct book_mbo *mbo, enum book_side side,
+		int exponent)
+{
+	struct book_level levels[BOOK_CONSOLIDATED_DEPTH];
+	struct book_order orders[MBO_ORDERS_SHOWN_MAX];
+	char price[48];
+	uint32_t more;
+	int n, k, i, j;
+
+	n = book_mbo_levels(mbo, side, levels, min_u(opt->levels, BOOK_CONSOLIDATED_DEPTH));
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		format_price(price, sizeof(price), levels[i].price, exponent);
+		printf("%s{\"level\":%d,\"price\":\"%s\",\"mantissa\":%" PRId64 ",\"qty\":%"
+				PRId64 ",\"orders\":%" PRId32 ",\"top\":[", i > 0 ? "," : "",
+				i + 1, price, levels[i].price, levels[i].qty, levels[i].orders);
+		k = mbo_level_orders(opt, mbo, side, &levels[i], orders, &more);
+		for (j = 0; j < k; j++) {
+			printf("%s{\"order_id\":%" PRIu64 ",\"priority\":", j > 0 ? "," : "",
+					orders[j].order_id);
+			json_priority(orders[j].priority);
+			printf(",\"qty\":%" PRId64 "}", orders[j].qty);
+		}
+		printf("],\"more\":%" PRIu32 "}", more);
+	}
+	putchar(']');
+}
+
+/* ,"mbo":null or ,"mbo":{state, orders, bid, ask} of one instrument. */
+static void
+json_mbo_instrument(const struct options *opt, const struct book_feed *feed,
+		const struct book_instrument *in)
+{
+	const struct book_mbo *mbo = book_feed_mbo(feed, in->security_id);
+
+	if (mbo == NULL) {
+		printf(",\"mbo\":null");
+		return;
+	}
+	printf(",\"mbo\":{\"state\":\"%s\",\"orders\":%" PRIu32 ",\"bid\":",
+			book_mbo_state_name(book_mbo_state(mbo)), book_mbo_order_count(mbo));
+	json_mbo_side(opt, mbo, BOOK_BID, in->price_exponent);
+	printf(",\"ask\":");
+	json_mbo_side(opt, mbo, BOOK_ASK, in->price_exponent);
+	putchar('}');
+}
+
+static void
+text_mbo_side(const struct options *opt, const struct book_mbo *mbo, enum book_side side,
+		int exponent)
+{
+	struct book_level levels[BOOK_CONSOLIDATED_DEPTH];
+	struct book_order orders[MBO_ORDERS_SHOWN_MAX];
+	uint32_t more;
+	int n, k, i, j;
+
+	n = book_mbo_levels(mbo, side, levels, min_u(opt->levels, BOOK_CONSOLIDATED_DEPTH));
+	if (n <= 0) {
+		printf("      %s (empty)\n", side_name(side));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		printf("      %s L%-2d", side_name(side), i + 1);
+		text_side(&levels[i], exponent);
+		putchar('\n');
+		k = mbo_level_orders(opt, mbo, side, &levels[i], orders, &more);
+		for (j = 0; j < k; j++) {
+			printf("        order %" PRIu64 " priority ", orders[j].order_id);
+			if (orders[j].priority == UINT64_MAX)
+				printf("null");
+			else
+				printf("%" PRIu64, orders[j].priority);
+			printf(" qty %" PRId64 "\n", orders[j].qty);
+		}
+		if (more > 0)
+			printf("        +%" PRIu32 " more\n", more);
+	}
+}
+
+static void
+text_mbo_instrument(const struct options *opt, const struct book_feed *feed,
+		const struct book_instrument *in)
+{
+	const struct book_mbo *mbo = book_feed_mbo(feed, in->security_id);
+	enum book_mbo_state state;
+
+	if (mbo == NULL)
+		return;
+	state = book_mbo_state(mbo);
+	printf("    mbo          state=%s orders=%" PRIu32 "%s\n", book_mbo_state_name(state),
+			book_mbo_order_count(mbo), state <= BOOK_MBO_PARTIAL ? "" :
+			" (not readable until a snapshot or a reset)");
+	if (state > BOOK_MBO_PARTIAL)
+		return;
+	text_mbo_side(opt, mbo, BOOK_BID, in->price_exponent);
+	text_mbo_side(opt, mbo, BOOK_ASK, in->price_exponent);
 }
 
 /* Sorted instruments of a feed; caller frees. */
@@ -647,6 +808,175 @@ collect_counters(const struct channel *ch, const struct book_feed *feed, struct 
 	return n;
 }
 
+/* The mbo_* counters of a feed (--mbo). */
+static unsigned int
+collect_mbo_counters(const struct book_feed *feed, struct counter *out)
+{
+	const struct book_feed_counters *c = book_feed_counters(feed);
+	unsigned int n = 0;
+
+#define C(field) do { out[n].name = #field; out[n].value = c->field; n++; } while (0)
+	C(mbo_entries_47);
+	C(mbo_entries_46);
+	C(mbo_new);
+	C(mbo_changes);
+	C(mbo_deletes);
+	C(mbo_unknown_orders);
+	C(mbo_bad_entries);
+	C(mbo_not_applied);
+	C(mbo_replayed);
+	C(mbo_books_refused);
+	C(mbo_order_overflows);
+	C(mbo_level_overflows);
+	C(mbo_stale_marked);
+	C(mbo_stale_books);
+	C(mbo_snapshots);
+	C(mbo_snapshots_ignored);
+	C(mbo_resets);
+	C(mbo_checks);
+	C(mbo_mismatches);
+	C(mbo_level_diffs);
+#undef C
+	return n;
+}
+
+#define MBO_STATE_COUNT 4
+
+/* MBO books of the instruments, counted by state. */
+static void
+count_mbo_books(const struct book_feed *feed, const struct book_instrument *const *v,
+		uint32_t n, uint32_t *by_state)
+{
+	uint32_t j;
+
+	memset(by_state, 0, MBO_STATE_COUNT * sizeof(*by_state));
+	for (j = 0; j < n; j++) {
+		const struct book_mbo *mbo = book_feed_mbo(feed, v[j]->security_id);
+		unsigned int state = (unsigned int)book_mbo_state(mbo);
+
+		if (mbo != NULL && state < MBO_STATE_COUNT)
+			by_state[state]++;
+	}
+}
+
+/* Exponent for a difference's prices: its instrument's, else the feed's. */
+static int
+diff_exponent(const struct book_feed *feed, int32_t security_id)
+{
+	const struct book_instrument *in = book_feed_find(feed, security_id);
+
+	return in != NULL ? in->price_exponent : book_feed_config(feed)->price_exponent;
+}
+
+static void
+json_diff_level(const struct book_level *l, int exponent)
+{
+	char price[48];
+
+	if (l->price == BOOK_PRICE_NONE) {
+		printf("null");
+		return;
+	}
+	format_price(price, sizeof(price), l->price, exponent);
+	printf("{\"price\":\"%s\",\"mantissa\":%" PRId64 ",\"qty\":%" PRId64 ",\"orders\":%"
+			PRId32 "}", price, l->price, l->qty, l->orders);
+}
+
+static void
+text_diff_level(const char *name, const struct book_level *l, int exponent)
+{
+	char price[48];
+
+	if (l->price == BOOK_PRICE_NONE) {
+		printf("%s none", name);
+		return;
+	}
+	format_price(price, sizeof(price), l->price, exponent);
+	printf("%s %" PRId64 " @ %s (%" PRId32 ")", name, l->qty, price, l->orders);
+}
+
+/*
+ * The channel's MBO part: bounds, books by state, mbo_* counters and the
+ * oracle's first differences.  JSON: the value of "mbo"; text: a block.
+ */
+static int
+print_mbo_feed(const struct options *opt, const struct book_feed *feed,
+		const struct book_instrument *const *v, uint32_t n)
+{
+	const struct book_feed_config *cfg = book_feed_config(feed);
+	struct counter counters[32];
+	uint32_t by_state[MBO_STATE_COUNT];
+	struct book_mbo_diff *diffs;
+	unsigned int nc, i;
+	int nd;
+
+	diffs = calloc(cfg->mbo_diffs + 1, sizeof(*diffs));
+	if (diffs == NULL)
+		return -ENOMEM;
+	nd = book_feed_mbo_diffs(feed, diffs, cfg->mbo_diffs);
+	if (nd < 0)
+		nd = 0;
+	nc = collect_mbo_counters(feed, counters);
+	count_mbo_books(feed, v, n, by_state);
+	if (opt->json) {
+		printf("\"mbo\":{\"bounds\":{\"instruments\":%" PRIu32 ",\"orders\":%" PRIu32
+				",\"levels\":%" PRIu32 ",\"diffs\":%" PRIu32 "},\"books\":{",
+				cfg->mbo_instruments, cfg->mbo_orders, cfg->mbo_levels,
+				cfg->mbo_diffs);
+		for (i = 0; i < MBO_STATE_COUNT; i++)
+			printf("%s\"%s\":%" PRIu32, i > 0 ? "," : "",
+					book_mbo_state_name((enum book_mbo_state)i), by_state[i]);
+		printf("},\"counters\":{");
+		for (i = 0; i < nc; i++)
+			printf("%s\"%s\":%" PRIu64, i > 0 ? "," : "", counters[i].name,
+					counters[i].value);
+		printf("},\"diffs\":[");
+		for (i = 0; i < (unsigned int)nd; i++) {
+			int exponent = diff_exponent(feed, diffs[i].security_id);
+
+			printf("%s{\"security_id\":%" PRId32 ",\"msg_seq_num\":%" PRIu32
+					",\"side\":\"%s\",\"level\":%u,\"mbo\":", i > 0 ? "," : "",
+					diffs[i].security_id, diffs[i].msg_seq_num,
+					side_name(diffs[i].side), diffs[i].level);
+			json_diff_level(&diffs[i].mbo, exponent);
+			printf(",\"mbp\":");
+			json_diff_level(&diffs[i].mbp, exponent);
+			putchar('}');
+		}
+		printf("]},");
+	} else {
+		printf("  mbo: books");
+		for (i = 0; i < MBO_STATE_COUNT; i++)
+			printf(" %s=%" PRIu32, book_mbo_state_name((enum book_mbo_state)i),
+					by_state[i]);
+		printf(" (bounds: %" PRIu32 " books, %" PRIu32 " orders per book, %" PRIu32
+				" levels per side)", cfg->mbo_instruments, cfg->mbo_orders,
+				cfg->mbo_levels);
+		for (i = 0; i < nc; i++)
+			printf("%s%s=%" PRIu64, i % 5 == 0 ? "\n    " : " ", counters[i].name,
+					counters[i].value);
+		printf("\n  mbo oracle: checks=%" PRIu64 " mismatches=%" PRIu64 " level_diffs=%"
+				PRIu64 ", first %d difference%s%s\n",
+				book_feed_counters(feed)->mbo_checks,
+				book_feed_counters(feed)->mbo_mismatches,
+				book_feed_counters(feed)->mbo_level_diffs, nd, nd == 1 ? "" : "s",
+				nd > 0 ? ":" : "");
+		for (i = 0; i < (unsigned int)nd; i++) {
+			int exponent = diff_exponent(feed, diffs[i].security_id);
+
+			printf("    instrument %" PRId32 " seq %" PRIu32 " %s L%u: ",
+					diffs[i].security_id, diffs[i].msg_seq_num,
+					side_name(diffs[i].side), diffs[i].level);
+			text_diff_level("mbo", &diffs[i].mbo, exponent);
+			printf(" | ");
+			text_diff_level("mbp", &diffs[i].mbp, exponent);
+			putchar('\n');
+		}
+	}
+	free(diffs);
+	return 0;
+}
+
 /*
  * Sequence numbers every copy of which was dropped, between the first and
  * the last kept ones (the arbiter cannot know of others).
@@ -692,15 +1022,20 @@ print_feed(const struct options *opt, const struct channel *ch, const struct boo
 		for (i = 0; i < nc; i++)
 			printf("%s\"%s\":%" PRIu64, i > 0 ? "," : "", counters[i].name,
 					counters[i].value);
-		printf("},\"instruments\":[");
+		printf("},");
+		if (opt->mbo && print_mbo_feed(opt, feed, v, n) < 0) {
+			free(v);
+			return -ENOMEM;
+		}
+		printf("\"instruments\":[");
 		for (j = 0; !opt->quiet_books && j < n; j++)
-			print_instrument_json(opt, v[j], j == 0);
+			print_instrument_json(opt, feed, v[j], j == 0);
 		printf("]}");
 	} else {
 		printf("channel %s: %" PRIu32 " instruments, book hash %016" PRIx64 "\n", label, n,
 				book_feed_hash(feed));
 		for (j = 0; !opt->quiet_books && j < n; j++)
-			print_instrument_text(opt, v[j]);
+			print_instrument_text(opt, feed, v[j]);
 		printf("  counters:");
 		for (i = 0; i < nc; i++)
 			printf("%s%s=%" PRIu64, i % 6 == 0 ? "\n    " : " ", counters[i].name,
@@ -708,6 +1043,10 @@ print_feed(const struct options *opt, const struct channel *ch, const struct boo
 		if (ch != NULL)
 			printf("\n    lost_on_both=%" PRIu64, lost_on_both(ch));
 		printf("\n");
+		if (opt->mbo && print_mbo_feed(opt, feed, v, n) < 0) {
+			free(v);
+			return -ENOMEM;
+		}
 	}
 	free(v);
 	return 0;
@@ -751,7 +1090,41 @@ usage(FILE *f)
 		"  --levels N      levels printed per book (default 5)\n"
 		"  --json          one JSON document\n"
 		"  --counters-only print no books\n"
-		"Exit: 0 done; 1 a file could not be read; 2 usage.\n");
+		"\n"
+		"Market by order (lib/book's MBO books; off by default):\n"
+		"  --mbo           keep MBO books and print, per instrument, the MBO state,\n"
+		"                  order count and the best --levels levels aggregated from\n"
+		"                  the orders with their first orders in priority order;\n"
+		"                  per channel the mbo_* counters and the oracle's result\n"
+		"                  (MBO aggregate against the price-level book)\n"
+		"  --mbo-orders-per-level N  orders printed per level (0..%u, default %u;\n"
+		"                  \"+K more\" when there are more)\n"
+		"  --mbo-instruments N  MBO books per channel (1..%u, default %u)\n"
+		"  --mbo-orders N  resting orders per MBO book (1..%u, default %u)\n"
+		"  --mbo-levels N  price levels per side of an MBO book (1..%u, default %u)\n"
+		"  --mbo-diffs N   oracle differences kept and printed (1..%u, default %u)\n"
+		"Exit: 0 done; 1 a file could not be read; 2 usage.\n",
+		MBO_ORDERS_SHOWN_MAX, MBO_ORDERS_SHOWN_DEFAULT,
+		BOOK_MAX_MBO_INSTRUMENTS, BOOK_DEFAULT_MBO_INSTRUMENTS,
+		BOOK_MAX_MBO_ORDERS, BOOK_DEFAULT_MBO_ORDERS,
+		BOOK_MAX_MBO_LEVELS, BOOK_DEFAULT_MBO_LEVELS,
+		MBO_DIFFS_MAX, BOOK_DEFAULT_MBO_DIFFS);
+}
+
+/* An MBO bound: 1..max (0..max when zero_ok); errors name the option. */
+static int
+parse_mbo_bound(const char *option, const char *text, uint32_t max, bool zero_ok,
+		const char *what, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_u64(text, &v) < 0 || v > max || (v == 0 && !zero_ok)) {
+		fprintf(stderr, "tickwire-book: %s wants %u..%" PRIu32 " (%s), got '%s'\n",
+				option, zero_ok ? 0u : 1u, max, what, text);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
 }
 
 static int
@@ -785,7 +1158,8 @@ main(int argc, char **argv)
 		OPT_FEED = 256, OPT_DROP_A, OPT_DROP_B, OPT_SEED, OPT_LEVELS, OPT_JSON,
 		OPT_A_GROUP, OPT_B_GROUP, OPT_SNAP_A, OPT_SNAP_B, OPT_DEF_A, OPT_DEF_B, OPT_TCP,
 		OPT_ONE, OPT_WINDOW, OPT_WAIT_PACKETS, OPT_WAIT_US, OPT_JOIN, OPT_QUIET,
-		OPT_HELP,
+		OPT_MBO, OPT_MBO_SHOWN, OPT_MBO_INSTRUMENTS, OPT_MBO_ORDERS, OPT_MBO_LEVELS,
+		OPT_MBO_DIFFS, OPT_HELP,
 	};
 	static const struct option longopts[] = {
 		{ "feed", required_argument, NULL, OPT_FEED },
@@ -807,12 +1181,20 @@ main(int argc, char **argv)
 		{ "wait-us", required_argument, NULL, OPT_WAIT_US },
 		{ "join", required_argument, NULL, OPT_JOIN },
 		{ "counters-only", no_argument, NULL, OPT_QUIET },
+		{ "mbo", no_argument, NULL, OPT_MBO },
+		{ "mbo-orders-per-level", required_argument, NULL, OPT_MBO_SHOWN },
+		{ "mbo-instruments", required_argument, NULL, OPT_MBO_INSTRUMENTS },
+		{ "mbo-orders", required_argument, NULL, OPT_MBO_ORDERS },
+		{ "mbo-levels", required_argument, NULL, OPT_MBO_LEVELS },
+		{ "mbo-diffs", required_argument, NULL, OPT_MBO_DIFFS },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct options opt;
 	static struct run r;
 	bool replaced_a = false, replaced_b = false;
+	const char *mbo_option = NULL;   /* an --mbo-* option given (needs --mbo) */
+	uint32_t u32;
 	enum mdp3_feed_id feed;
 	uint64_t v;
 	unsigned int i;
@@ -821,6 +1203,7 @@ main(int argc, char **argv)
 	opt.use_feed[MDP3_FEED_A] = opt.use_feed[MDP3_FEED_B] = true;
 	opt.seed = 1;
 	opt.levels = 5;
+	opt.mbo_orders_shown = MBO_ORDERS_SHOWN_DEFAULT;
 	mdp3_routes_init(&opt.routes, true);
 	opt.config.arb.wait_packets = MDP3_ARB_DEFAULT_WAIT_PACKETS;
 	opt.config.arb.wait_ns = MDP3_ARB_DEFAULT_WAIT_NS;
@@ -925,6 +1308,45 @@ main(int argc, char **argv)
 		case OPT_QUIET:
 			opt.quiet_books = true;
 			break;
+		case OPT_MBO:
+			opt.mbo = true;
+			opt.config.book.mbo = true;
+			break;
+		case OPT_MBO_SHOWN:
+			mbo_option = "--mbo-orders-per-level";
+			if (parse_mbo_bound(mbo_option, optarg, MBO_ORDERS_SHOWN_MAX, true,
+						"orders printed per level", &u32) < 0)
+				return EXIT_USAGE;
+			opt.mbo_orders_shown = u32;
+			break;
+		case OPT_MBO_INSTRUMENTS:
+			mbo_option = "--mbo-instruments";
+			if (parse_mbo_bound(mbo_option, optarg, BOOK_MAX_MBO_INSTRUMENTS, false,
+						"MBO books per channel",
+						&opt.config.book.mbo_instruments) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_MBO_ORDERS:
+			mbo_option = "--mbo-orders";
+			if (parse_mbo_bound(mbo_option, optarg, BOOK_MAX_MBO_ORDERS, false,
+						"resting orders per MBO book",
+						&opt.config.book.mbo_orders) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_MBO_LEVELS:
+			mbo_option = "--mbo-levels";
+			if (parse_mbo_bound(mbo_option, optarg, BOOK_MAX_MBO_LEVELS, false,
+						"price levels per side of an MBO book",
+						&opt.config.book.mbo_levels) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_MBO_DIFFS:
+			mbo_option = "--mbo-diffs";
+			if (parse_mbo_bound(mbo_option, optarg, MBO_DIFFS_MAX, false,
+						"oracle differences kept", &u32) < 0)
+				return EXIT_USAGE;
+			opt.config.book.mbo_diffs = u32;
+			break;
 		case OPT_HELP:
 		case 'h':
 			usage(stdout);
@@ -945,6 +1367,11 @@ main(int argc, char **argv)
 	}
 	if (opt.config.arb.wait_packets == 0 && opt.config.arb.wait_ns == 0) {
 		fprintf(stderr, "tickwire-book: --wait-packets and --wait-us cannot both be 0\n");
+		return EXIT_USAGE;
+	}
+	if (mbo_option != NULL && !opt.mbo) {
+		fprintf(stderr, "tickwire-book: %s needs --mbo (market-by-order books are off "
+				"without it)\n", mbo_option);
 		return EXIT_USAGE;
 	}
 	r.opt = &opt;
