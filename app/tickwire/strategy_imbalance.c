@@ -17,10 +17,18 @@ enum position_signal {
 	SIGNAL_SELL,
 };
 
+/* What the latest top said of an instrument's last order (its queue). */
+struct queue_seen {
+	uint8_t side;                 /* enum tw_order_side of the last order; 0 none */
+	uint8_t state;                /* enum tw_queue_state */
+	int64_t qty_ahead;
+};
+
 struct tw_strategy {
 	struct tw_strategy_params params;
 	struct act_actor *order_out;
 	uint8_t signal[TW_STRATEGY_MAX_INSTRUMENTS];
+	struct queue_seen queue[TW_STRATEGY_MAX_INSTRUMENTS];
 	uint32_t next_order_id;
 	struct tw_strategy_stats stats;
 };
@@ -34,13 +42,30 @@ instrument_slot(const struct tw_strategy *s, int32_t security_id)
 	return -1;
 }
 
-static void
-send_order(struct tw_strategy *s, const struct tw_top *top, enum tw_order_side side)
+/* The queue rule (tw_strategy.h): the last order on this side is still
+ * more than queue_max_ahead contracts from the front. */
+static bool
+queue_holds(struct tw_strategy *s, int slot, enum tw_order_side side)
 {
+	const struct queue_seen *q = &s->queue[slot];
+
+	return s->params.queue_max_ahead != 0 && q->side == side &&
+	       q->state == TW_QUEUE_KNOWN && q->qty_ahead > (int64_t)s->params.queue_max_ahead;
+}
+
+static void
+send_order(struct tw_strategy *s, struct act_msg *msg, const struct tw_top *top, int slot,
+	   enum tw_order_side side)
+{
+	struct tw_queue_join join;
 	struct tw_order order;
 
 	if (s->stats.orders >= s->params.max_orders) {
 		s->stats.capped++;
+		return;
+	}
+	if (queue_holds(s, slot, side)) {
+		s->stats.queue_held++;
 		return;
 	}
 	memset(&order, 0, sizeof(order));
@@ -59,8 +84,41 @@ send_order(struct tw_strategy *s, const struct tw_top *top, enum tw_order_side s
 		s->stats.missed++;
 		return;
 	}
+	/* the order rests at the back of its price's queue: ask the book
+	 * stage to follow its place (tw_msg.h, struct tw_queue_join) */
+	memset(&join, 0, sizeof(join));
+	join.security_id = order.security_id;
+	join.side = order.side;
+	join.price = order.price;
+	join.client_order_id = order.client_order_id;
+	if (act_reply_sync(msg, TW_MSG_TOP, &join, sizeof(join)) == 0)
+		s->stats.queue_joins++;
+	else
+		s->stats.queue_join_failed++;
+	s->queue[slot].side = (uint8_t)side;
+	s->queue[slot].state = TW_QUEUE_UNKNOWN;
+	s->queue[slot].qty_ahead = 0;
 	s->next_order_id++;
 	s->stats.orders++;
+}
+
+/* What a top says of the instrument's last order. */
+static void
+queue_note(struct tw_strategy *s, int slot, const struct tw_top *top)
+{
+	struct queue_seen *q = &s->queue[slot];
+
+	if (top->queue == TW_QUEUE_NONE)
+		return;
+	q->state = top->queue;
+	q->qty_ahead = top->queue_qty_ahead;
+	if (top->queue == TW_QUEUE_KNOWN) {
+		s->stats.queue_known++;
+		if ((uint64_t)top->queue_qty_ahead > s->stats.queue_qty_ahead_max)
+			s->stats.queue_qty_ahead_max = (uint64_t)top->queue_qty_ahead;
+	} else {
+		s->stats.queue_unknown++;
+	}
 }
 
 static void
@@ -84,10 +142,11 @@ on_top(struct act_actor *self, void *state, struct act_msg *msg)
 			s->signal[slot] = SIGNAL_NEUTRAL;
 		return;
 	}
-	if (top->kind != TW_TOP_BOOK)
-		return;
 	slot = instrument_slot(s, top->security_id);
 	if (slot < 0)
+		return;
+	queue_note(s, slot, top);
+	if (top->kind != TW_TOP_BOOK)
 		return;
 	if (!top->ok || top->bid_qty <= 0 || top->ask_qty <= 0) {
 		s->signal[slot] = SIGNAL_NEUTRAL;
@@ -105,7 +164,7 @@ on_top(struct act_actor *self, void *state, struct act_msg *msg)
 		now = SIGNAL_SELL;
 
 	if (now != SIGNAL_NEUTRAL && now != s->signal[slot])
-		send_order(s, top, now == SIGNAL_BUY ? TW_ORDER_BUY : TW_ORDER_SELL);
+		send_order(s, msg, top, slot, now == SIGNAL_BUY ? TW_ORDER_BUY : TW_ORDER_SELL);
 	s->signal[slot] = (uint8_t)now;
 }
 

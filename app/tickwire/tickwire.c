@@ -968,6 +968,11 @@ add_channels(struct rte_tel_data *d)
 		ADD(instruments);
 		ADD(silent);
 		ADD(silences);
+		ADD(mbo_orders_added);
+		ADD(mbo_stale_books);
+		ADD(mbo_snapshots);
+		ADD(mbo_checks);
+		ADD(mbo_mismatches);
 #undef ADD
 	}
 }
@@ -1019,6 +1024,8 @@ static const struct {
 	TEL_FIELD("exec_reject", exec[TW_EXEC_REJECT]),
 	TEL_FIELD("exec_canceled", exec[TW_EXEC_CANCELED]),
 	TEL_FIELD("cancels_sent", cancels_sent),
+	TEL_FIELD("queue_joins", queue_joins),
+	TEL_FIELD("queue_joins_unknown", queue_joins_unknown),
 	TEL_FIELD("kill_engaged", kill_engaged),
 	/* stale means stop (dpdk-config/README.md) */
 	TEL_FIELD("stale_halted", halted),
@@ -1078,19 +1085,16 @@ tel_kill(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* The book of the SecurityID in @p params, copied by the decode lcore. */
 static int
-tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_query(const char *params, struct tw_query_reply *r, long *id)
 {
-	struct tw_query_reply r;
 	char *end;
-	long id;
-	int rc;
 
-	(void)cmd;
 	if (params == NULL || *params == '\0')
 		return -EINVAL;
-	id = strtol(params, &end, 10);
-	if (*end != '\0' || id <= 0 || id > INT32_MAX)
+	*id = strtol(params, &end, 10);
+	if (*end != '\0' || *id <= 0 || *id > INT32_MAX)
 		return -EINVAL;
 	if (!atomic_load_explicit(&g_app.chain_ready, memory_order_acquire))
 		return -EAGAIN;
@@ -1098,7 +1102,18 @@ tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
 	 * serves the query), so the copy is never torn. The loop turns every
 	 * few microseconds, but its lcore may share a cpu (the demo floats five
 	 * lcores over two): wait up to a second */
-	rc = tw_chain_query(g_app.chain, (int32_t)id, &r, UINT64_C(1000000000));
+	return tw_chain_query(g_app.chain, (int32_t)*id, r, UINT64_C(1000000000));
+}
+
+static int
+tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tw_query_reply r;
+	long id;
+	int rc;
+
+	(void)cmd;
+	rc = tel_query(params, &r, &id);
 	if (rc < 0)
 		return rc;
 	rte_tel_data_start_dict(d);
@@ -1123,6 +1138,69 @@ tel_book(const char *cmd, const char *params, struct rte_tel_data *d)
 		snprintf(val, sizeof(val), "%s | %s", bid, ask);
 		rte_tel_data_add_dict_string(d, key, val);
 	}
+	return 0;
+}
+
+/* One MBO level as two telemetry strings (a value holds at most
+ * RTE_TEL_MAX_STRING_LEN bytes): "qty@price xN" and its first orders
+ * "id:qty ..." in priority order, "+K" for those that did not fit. */
+static void
+tel_mbo_level(struct rte_tel_data *d, const char *side, unsigned int n,
+	      const struct tw_query_mbo_level *l)
+{
+	char key[32], val[RTE_TEL_MAX_STRING_LEN];
+	size_t used = 0;
+	uint32_t i;
+
+	snprintf(key, sizeof(key), "%s_%u", side, n);
+	snprintf(val, sizeof(val), "%" PRId64 "@%" PRId64 " x%" PRIu32, l->qty, l->price,
+		 l->orders);
+	rte_tel_data_add_dict_string(d, key, val);
+	snprintf(key, sizeof(key), "%s_%u_orders", side, n);
+	val[0] = '\0';
+	for (i = 0; i < l->shown; i++) {
+		char one[48];
+		int w = snprintf(one, sizeof(one), "%s%" PRIu64 ":%" PRId64, i ? " " : "",
+				 l->order[i].order_id, l->order[i].qty);
+
+		/* room for this one and a "+K" after it */
+		if (used + (size_t)w + 12 >= sizeof(val))
+			break;
+		memcpy(val + used, one, (size_t)w + 1);
+		used += (size_t)w;
+	}
+	if (i < l->orders)
+		snprintf(val + used, sizeof(val) - used, "%s+%" PRIu32, used ? " " : "",
+			 l->orders - i);
+	rte_tel_data_add_dict_string(d, key, val);
+}
+
+/* /tickwire/mbo,ID: an instrument's market-by-order book (book.mbo). */
+static int
+tel_mbo(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	static const char *const states[] = {"valid", "partial", "stale", "overflow"};
+	struct tw_query_reply r;
+	long id;
+	int rc;
+
+	(void)cmd;
+	rc = tel_query(params, &r, &id);
+	if (rc < 0)
+		return rc;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "security_id", (int)id);
+	rte_tel_data_add_dict_int(d, "found", r.found);
+	if (!r.found)
+		return 0;
+	/* no book: MBO off on its channel, or no order entry seen yet */
+	rte_tel_data_add_dict_string(d, "mbo", r.mbo_state >= 0 && r.mbo_state < 4 ?
+				     states[r.mbo_state] : "none");
+	rte_tel_data_add_dict_u64(d, "orders", r.mbo_order_count);
+	for (unsigned int i = 0; i < r.mbo_levels[0]; i++)
+		tel_mbo_level(d, "bid", i + 1, &r.mbo_bid[i]);
+	for (unsigned int i = 0; i < r.mbo_levels[1]; i++)
+		tel_mbo_level(d, "ask", i + 1, &r.mbo_ask[i]);
 	return 0;
 }
 
@@ -2005,6 +2083,9 @@ main(int argc, char **argv)
 		"Counters of the captures, the decode group and order-out. No parameters.");
 	rte_telemetry_register_cmd("/tickwire/book", tel_book,
 		"Top 5 levels of one book. Parameter: SecurityID.");
+	rte_telemetry_register_cmd("/tickwire/mbo", tel_mbo,
+		"Market-by-order book of one instrument (book.mbo): state, orders, the "
+		"best 5 levels and their first orders. Parameter: SecurityID.");
 	rte_telemetry_register_cmd("/tickwire/kill", tel_kill,
 		"Kill switch: refuse new orders and cancel open ones. Parameter: on or off.");
 	rte_telemetry_register_cmd("/tickwire/latency", tel_latency,

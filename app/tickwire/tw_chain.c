@@ -96,6 +96,11 @@ mirror_book(struct tw_chain *c, uint32_t index)
 	mirror(&cs->recoveries, fc->recoveries);
 	mirror(&cs->snapshots, fc->snapshots);
 	mirror(&cs->instruments, book_feed_instrument_count(feed));
+	mirror(&cs->mbo_orders_added, fc->mbo_new);
+	mirror(&cs->mbo_stale_books, fc->mbo_stale_books);
+	mirror(&cs->mbo_snapshots, fc->mbo_snapshots);
+	mirror(&cs->mbo_checks, fc->mbo_checks);
+	mirror(&cs->mbo_mismatches, fc->mbo_mismatches);
 }
 
 /* Ticks from @p t0 to now, the decode group taking a datagram (records only). */
@@ -391,6 +396,66 @@ on_book_tick(struct act_actor *self, void *state, struct act_msg *msg)
 	book_watch(state, ACT_PAYLOAD(msg, const struct tw_tick)->now_ns);
 }
 
+/* -- queue joins (market by order) ---------------------------------------------- */
+
+static struct queue_join *
+join_find(struct book_stage *bs, int32_t security_id)
+{
+	for (uint32_t i = 0; i < bs->n_joins; i++)
+		if (bs->joins[i].security_id == security_id)
+			return &bs->joins[i];
+	return NULL;
+}
+
+/* The signal joined the queue at (side, price) of an instrument of the
+ * current channel: note where, behind every order resting there now. */
+static void
+queue_join(struct book_stage *bs, const struct tw_queue_join *j)
+{
+	struct tw_chain *c = bs->chain;
+	struct queue_join *q = join_find(bs, j->security_id);
+	const struct book_mbo *mbo;
+
+	if (q == NULL) {
+		if (bs->n_joins == TW_QUEUE_JOINS) {
+			count(&c->stats.queue_join_refused, 1);
+			return;
+		}
+		q = &bs->joins[bs->n_joins++];
+	}
+	q->security_id = j->security_id;
+	q->channel = bs->cur_channel;
+	q->order_side = j->side;
+	q->side = j->side == TW_ORDER_SELL ? BOOK_ASK : BOOK_BID;
+	q->price = j->price;
+	mbo = book_feed_mbo(c->path[bs->cur_channel]->book, j->security_id);
+	q->known = mbo != NULL && book_mbo_queue_back(mbo, q->side, q->price, &q->priority) == 0;
+	count(q->known ? &c->stats.queue_joins : &c->stats.queue_joins_unknown, 1);
+}
+
+/* The position of the instrument's joined order, into its top. */
+static void
+queue_report(struct book_stage *bs, struct tw_top *t)
+{
+	const struct queue_join *q = join_find(bs, t->security_id);
+	struct book_mbo_queue pos;
+
+	if (q == NULL)
+		return;
+	t->queue_side = q->order_side;
+	t->queue = TW_QUEUE_UNKNOWN;
+	if (!q->known ||
+	    book_mbo_queue_by_priority(book_feed_mbo(bs->chain->path[q->channel]->book,
+						     q->security_id),
+				       q->side, q->price, q->priority, &pos) != 0)
+		return;
+	t->queue = TW_QUEUE_KNOWN;
+	t->queue_price = q->price;
+	t->queue_qty_ahead = pos.qty_ahead;
+	t->queue_orders_ahead = pos.orders_ahead;
+	t->queue_level_orders = pos.level_orders;
+}
+
 /* The signal's input: a top of book or a trade (book -> signal). */
 static void
 on_book_event(void *ctx, const struct book_event *ev)
@@ -399,6 +464,7 @@ on_book_event(void *ctx, const struct book_event *ev)
 	struct tw_chain *c = bs->chain;
 	ACT_STACK_MSG(m, struct tw_top);
 	struct tw_lat_record *kept = NULL;
+	struct tw_queue_join join;
 	struct book_top top;
 	int rc;
 
@@ -430,6 +496,8 @@ on_book_event(void *ctx, const struct book_event *ev)
 		m.body.trade_price = ev->trade->price;
 		m.body.trade_qty = ev->trade->qty;
 	}
+	if (bs->n_joins != 0)
+		queue_report(bs, &m.body);
 	if (c->opts.latency != NULL && c->opts.ticks != NULL && bs->cur.t0 != 0) {
 		struct tw_lat_record rec = {
 			.t0 = bs->cur.t0,
@@ -457,14 +525,17 @@ on_book_event(void *ctx, const struct book_event *ev)
 		c->signal_handlers[TW_MSG_TOP](c->signal, c->strategy, &m.hdr);
 		rc = 0;
 	} else {
-		rc = stage_send(c, c->signal, &m.hdr, NULL, 0);
+		rc = stage_send(c, c->signal, &m.hdr, &join, sizeof(join));
 	}
 	if (kept != NULL)
 		kept->t2 = c->opts.ticks();  /* the signal has decided */
-	if (rc < 0)
+	if (rc < 0) {
 		count(&c->stats.signal_errors, 1);
-	else
-		count(&c->stats.tops, 1);
+		return;
+	}
+	count(&c->stats.tops, 1);
+	if (__builtin_expect(rc == (int)sizeof(join), 0))
+		queue_join(bs, &join);
 }
 
 static void
@@ -499,18 +570,54 @@ on_book_flush(struct act_actor *self, void *state, struct act_msg *msg)
 	book_flush(state, ACT_PAYLOAD(msg, const struct tw_tick)->now_ns);
 }
 
+/* The MBO part of a query's answer: the best levels and their first orders. */
+static void
+query_mbo(const struct book_mbo *mbo, struct tw_query_reply *r)
+{
+	struct book_level lv[5];
+	struct book_order o[TW_QUERY_MBO_ORDERS];
+
+	r->mbo_state = mbo != NULL ? (int32_t)book_mbo_state(mbo) : -1;
+	r->mbo_order_count = book_mbo_order_count(mbo);
+	for (unsigned int side = 0; mbo != NULL && side < 2; side++) {
+		struct tw_query_mbo_level *out = side == BOOK_BID ? r->mbo_bid : r->mbo_ask;
+		int n = book_mbo_levels(mbo, (enum book_side)side, lv, 5);
+
+		for (int l = 0; l < n; l++) {
+			int k = book_mbo_level_orders(mbo, (enum book_side)side, lv[l].price, o,
+						      TW_QUERY_MBO_ORDERS);
+
+			out[l].price = lv[l].price;
+			out[l].qty = lv[l].qty;
+			out[l].orders = (uint32_t)lv[l].orders;
+			for (int i = 0; i < k; i++) {
+				out[l].order[i].order_id = o[i].order_id;
+				out[l].order[i].priority = o[i].priority;
+				out[l].order[i].qty = o[i].qty;
+			}
+			out[l].shown = k > 0 ? (uint32_t)k : 0;
+		}
+		r->mbo_levels[side] = n > 0 ? (uint32_t)n : 0;
+	}
+}
+
 static void
 on_query(struct act_actor *self, void *state, struct act_msg *msg)
 {
 	struct book_stage *bs = state;
 	const struct tw_query *q = ACT_PAYLOAD(msg, const struct tw_query);
 	const struct book_instrument *in = NULL;
+	const struct book_mbo *mbo = NULL;
 	struct tw_query_reply r;
 
 	(void)self;
-	for (uint32_t i = 0; i < bs->chain->n_channels && in == NULL; i++)
+	for (uint32_t i = 0; i < bs->chain->n_channels && in == NULL; i++) {
 		in = book_feed_find(bs->chain->path[i]->book, q->security_id);
+		if (in != NULL)
+			mbo = book_feed_mbo(bs->chain->path[i]->book, q->security_id);
+	}
 	memset(&r, 0, sizeof(r));
+	query_mbo(mbo, &r);
 	if (in != NULL) {
 		r.found = 1;
 		r.state = in->state;
@@ -764,8 +871,13 @@ channels_create(struct tw_chain *c)
 	fcfg.hops = (struct tw_feed_hops){
 		.packet = hop_packet, .loss = hop_loss, .batch = hop_batch, .ctx = c,
 	};
+	fcfg.book.mbo_instruments = opts->mbo_instruments;
+	fcfg.book.mbo_orders = opts->mbo_orders;
+	fcfg.book.mbo_levels = opts->mbo_levels;
+	fcfg.book.mbo_diffs = opts->mbo_diffs;
 	for (uint32_t i = 0; i < c->n_channels; i++) {
 		c->channel_stats[i].channel = opts->n_channels != 0 ? opts->channels[i] : 0;
+		fcfg.book.mbo = opts->mbo[i];
 		c->path[i] = tw_feed_create(&fcfg);
 		if (c->path[i] == NULL)
 			return -(errno != 0 ? errno : ENOMEM);

@@ -88,6 +88,14 @@ struct tw_chain_opts {
 	bool skip_snapshots;          /**< recovery.mode "none": snapshot packets not applied */
 	uint32_t recovery_packets;    /**< recovery buffer per channel */
 	uint32_t max_instruments;     /**< instruments per channel */
+	/** market by order (book.mbo): MBO books on channels[i] when mbo[i]
+	 *  (lib/book's config.mbo; the bounds below, 0: lib/book's defaults);
+	 *  the signal's queue joins are reported from them (tw_msg.h) */
+	bool mbo[TW_CHAIN_MAX_CHANNELS];
+	uint32_t mbo_instruments;     /**< MBO books per channel */
+	uint32_t mbo_orders;          /**< resting orders per MBO book */
+	uint32_t mbo_levels;          /**< price levels per side of an MBO book */
+	uint32_t mbo_diffs;           /**< MBO/MBP differences kept per channel */
 	/** How the decode group's stages call each other (enum tw_chain_hops;
 	 *  0: TW_HOPS_EDGE, what the appliance runs). */
 	uint8_t hops;
@@ -145,7 +153,8 @@ enum tw_chain_hops {
 	 *  arbiter): the same work without the hops, for benchmarks
 	 *  (bench_feed's "chain direct"). The signal then runs outside the
 	 *  runtime: what the strategy sends names the arbiter as its sender, so
-	 *  order-out's replies do not reach it. Not for trading. */
+	 *  order-out's replies do not reach it, and its own replies (queue
+	 *  joins, tw_msg.h) reach nobody. Not for trading. */
 	TW_HOPS_DIRECT = 2,
 };
 
@@ -173,6 +182,10 @@ struct tw_chain_stats {
 	uint64_t alarm_active;        /**< gauge: instruments in alarm now */
 	uint64_t halt_table_full;     /**< a halt not recorded: table full (orders not refused) */
 	uint64_t silences;            /**< channels gone silent */
+	/* queue joins of the signal (struct tw_queue_join; decode thread) */
+	uint64_t queue_joins;         /**< joins at a known place (a valid MBO book) */
+	uint64_t queue_joins_unknown; /**< joins without a valid MBO book: no position */
+	uint64_t queue_join_refused;  /**< joins not kept: TW_QUEUE_JOINS instruments */
 	uint64_t orders_written;      /**< order frames handed to the sink */
 	/* order-out (written on the order-out lcore) */
 	uint64_t orders_in;           /**< TW_MSG_ORDER handled */
@@ -212,6 +225,12 @@ struct tw_chain_channel_stats {
 	uint64_t instruments;
 	uint64_t silent;              /**< gauge: 1 while no packet arrives (silence_ns) */
 	uint64_t silences;            /**< times it went silent */
+	/* market by order (book.mbo; 0 on a channel without it) */
+	uint64_t mbo_orders_added;    /**< orders added to its MBO books */
+	uint64_t mbo_stale_books;     /**< gauge: MBO books stale, loading or overflowed */
+	uint64_t mbo_snapshots;       /**< MBO books made valid by a snapshot */
+	uint64_t mbo_checks;          /**< MBO/MBP comparisons at an end of event */
+	uint64_t mbo_mismatches;      /**< of them, with a level different */
 };
 
 struct tw_chain;

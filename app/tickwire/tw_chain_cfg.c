@@ -45,6 +45,14 @@ tw_chain_opts_from_cfg(struct tw_chain_opts *o, const struct tw_cfg *cfg)
 	o->price_band_ticks = cfg->risk.price_band_ticks;
 	o->publish = cfg->book.publish == TW_CFG_PUBLISH_PACKET ? 1 : 0;
 	o->max_instruments = cfg->book.max_instruments;
+	for (uint32_t i = 0; i < o->n_channels; i++)
+		for (uint32_t k = 0; k < cfg->book.mbo.n_channels; k++)
+			if (cfg->book.mbo.channels[k] == o->channels[i])
+				o->mbo[i] = true;
+	o->mbo_instruments = cfg->book.mbo.instruments;
+	o->mbo_orders = cfg->book.mbo.orders;
+	o->mbo_levels = cfg->book.mbo.levels;
+	o->mbo_diffs = cfg->book.mbo.diffs;
 	o->strategy_enabled = cfg->strategy.enabled;
 	o->strategy.n_instruments = cfg->strategy.n_instruments;
 	for (uint32_t i = 0; i < cfg->strategy.n_instruments &&
@@ -54,6 +62,7 @@ tw_chain_opts_from_cfg(struct tw_chain_opts *o, const struct tw_cfg *cfg)
 	o->strategy.ratio_denominator = cfg->strategy.imbalance_denominator;
 	o->strategy.order_qty = cfg->strategy.order_qty;
 	o->strategy.max_orders = cfg->strategy.max_orders;
+	o->strategy.queue_max_ahead = cfg->strategy.queue_max_ahead;
 }
 
 enum act_overflow

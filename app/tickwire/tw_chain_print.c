@@ -74,6 +74,57 @@ sum_counters(const struct tw_chain *c, struct book_feed_counters *fc,
 	}
 }
 
+/* Market by order, when a channel keeps MBO books (book.mbo): the counters
+ * of every channel added, the hash of the MBO books and the first
+ * differences the MBO/MBP consistency check found. */
+static void
+print_mbo(const struct tw_chain *c, const struct book_feed_counters *fc, FILE *out)
+{
+	struct book_mbo_diff d[4];
+	uint64_t hash = 0;
+	bool any = false;
+
+	for (uint32_t i = 0; i < c->n_channels; i++) {
+		any |= c->opts.mbo[i];
+		hash += book_feed_mbo_hash(c->path[i]->book);
+	}
+	if (!any)
+		return;
+	fprintf(out, "mbo.entries_47 %" PRIu64 "\n", fc->mbo_entries_47);
+	fprintf(out, "mbo.entries_46 %" PRIu64 "\n", fc->mbo_entries_46);
+	fprintf(out, "mbo.new %" PRIu64 "\n", fc->mbo_new);
+	fprintf(out, "mbo.changes %" PRIu64 "\n", fc->mbo_changes);
+	fprintf(out, "mbo.deletes %" PRIu64 "\n", fc->mbo_deletes);
+	fprintf(out, "mbo.unknown_orders %" PRIu64 "\n", fc->mbo_unknown_orders);
+	fprintf(out, "mbo.bad_entries %" PRIu64 "\n", fc->mbo_bad_entries);
+	fprintf(out, "mbo.not_applied %" PRIu64 "\n", fc->mbo_not_applied);
+	fprintf(out, "mbo.replayed %" PRIu64 "\n", fc->mbo_replayed);
+	fprintf(out, "mbo.books_refused %" PRIu64 "\n", fc->mbo_books_refused);
+	fprintf(out, "mbo.order_overflows %" PRIu64 "\n", fc->mbo_order_overflows);
+	fprintf(out, "mbo.level_overflows %" PRIu64 "\n", fc->mbo_level_overflows);
+	fprintf(out, "mbo.stale_marked %" PRIu64 "\n", fc->mbo_stale_marked);
+	fprintf(out, "mbo.stale_books %" PRIu64 "\n", fc->mbo_stale_books);
+	fprintf(out, "mbo.snapshots %" PRIu64 "\n", fc->mbo_snapshots);
+	fprintf(out, "mbo.snapshots_ignored %" PRIu64 "\n", fc->mbo_snapshots_ignored);
+	fprintf(out, "mbo.resets %" PRIu64 "\n", fc->mbo_resets);
+	fprintf(out, "mbo.checks %" PRIu64 "\n", fc->mbo_checks);
+	fprintf(out, "mbo.mismatches %" PRIu64 "\n", fc->mbo_mismatches);
+	fprintf(out, "mbo.level_diffs %" PRIu64 "\n", fc->mbo_level_diffs);
+	fprintf(out, "mbo.hash 0x%016" PRIx64 "\n", hash);
+	for (uint32_t i = 0; i < c->n_channels; i++) {
+		int n = book_feed_mbo_diffs(c->path[i]->book, d, 4);
+
+		for (int k = 0; k < n; k++)
+			fprintf(out, "mbo.diff channel=%u security_id=%" PRId32 " seq=%" PRIu32
+				" %s level %u: mbo %" PRId64 "@%" PRId64 " x%d, mbp %" PRId64
+				"@%" PRId64 " x%d\n", c->channel_stats[i].channel,
+				d[k].security_id, d[k].msg_seq_num,
+				d[k].side == BOOK_BID ? "bid" : "ask", d[k].level, d[k].mbo.qty,
+				d[k].mbo.price, d[k].mbo.orders, d[k].mbp.qty, d[k].mbp.price,
+				d[k].mbp.orders);
+	}
+}
+
 static void
 print_channels(const struct tw_chain *c, FILE *out)
 {
@@ -171,6 +222,10 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 	fprintf(out, "book.events %" PRIu64 "\n", fc->events);
 	fprintf(out, "book.instruments %" PRIu64 "\n", instruments);
 	fprintf(out, "book.hash 0x%016" PRIx64 "\n", hash);
+	print_mbo(c, fc, out);
+	fprintf(out, "queue.joins %" PRIu64 "\n", st.queue_joins);
+	fprintf(out, "queue.joins_unknown %" PRIu64 "\n", st.queue_joins_unknown);
+	fprintf(out, "queue.join_refused %" PRIu64 "\n", st.queue_join_refused);
 	print_channels(c, out);
 	if (c->strategy != NULL) {
 		struct tw_strategy_stats ss;
@@ -193,6 +248,12 @@ tw_chain_print(const struct tw_chain *c, FILE *out, uint32_t max_books)
 			fprintf(out, "strategy.exec.%s %" PRIu64 "\n", tw_exec_kind_names[i],
 				ss.exec[i]);
 		fprintf(out, "strategy.filled_qty %" PRIu64 "\n", ss.filled_qty);
+		fprintf(out, "strategy.queue_joins %" PRIu64 "\n", ss.queue_joins);
+		fprintf(out, "strategy.queue_join_failed %" PRIu64 "\n", ss.queue_join_failed);
+		fprintf(out, "strategy.queue_known %" PRIu64 "\n", ss.queue_known);
+		fprintf(out, "strategy.queue_unknown %" PRIu64 "\n", ss.queue_unknown);
+		fprintf(out, "strategy.queue_held %" PRIu64 "\n", ss.queue_held);
+		fprintf(out, "strategy.queue_qty_ahead_max %" PRIu64 "\n", ss.queue_qty_ahead_max);
 	}
 	fprintf(out, "order.in %" PRIu64 "\n", st.orders_in);
 	fprintf(out, "order.sent %" PRIu64 "\n", st.orders_sent);

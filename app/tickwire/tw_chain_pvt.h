@@ -113,8 +113,25 @@ struct channel_watch {
 	bool silent;
 };
 
+/* Queue joins of the signal (struct tw_queue_join), one per instrument.
+ * Linear scans: the sample strategy trades at most
+ * TW_STRATEGY_MAX_INSTRUMENTS instruments. */
+#define TW_QUEUE_JOINS 64
+
+struct queue_join {
+	int32_t security_id;
+	uint16_t channel;              /* index of its channel */
+	uint8_t side;                  /* enum book_side */
+	uint8_t known;                 /* 1: priority is where it joined a valid MBO book */
+	uint8_t order_side;            /* enum tw_order_side */
+	int64_t price;
+	uint64_t priority;             /* book_mbo_queue_back() when it joined */
+};
+
 struct book_stage {
 	struct tw_chain *chain;
+	uint32_t n_joins;
+	struct queue_join joins[TW_QUEUE_JOINS];
 	bool in_loss;                  /* inside tw_feed_book_loss(): stale means loss */
 	struct halt_table *halts;      /* decode thread's */
 	uint32_t n_halted;

@@ -26,7 +26,8 @@
  *    book's top, from any thread through the group's mailbox,
  *    tw_chain_query()).
  *  - "signal" (decode group, private): TW_MSG_TOP (a published top of book,
- *    a trade, or a change of the book's state: stale, recovered, silent),
+ *    a trade, or a change of the book's state: stale, recovered, silent;
+ *    the signal's reply, if any, is a struct tw_queue_join),
  *    TW_MSG_ORDER_REPLY (order-out's asynchronous reply to each TW_MSG_ORDER:
  *    sent, or refused and why), TW_MSG_EXEC (an execution report of the
  *    exchange, relayed by order-out).
@@ -132,6 +133,22 @@ enum tw_state_why {
 };
 
 /**
+ * Queue position of the order the signal last joined on an instrument
+ * (struct tw_top.queue), from the channel's market-by-order book
+ * (tickwire.cfg book.mbo).
+ */
+enum tw_queue_state {
+	TW_QUEUE_NONE = 0,        /**< no join on this instrument (or no MBO for the chain) */
+	/** queue_* below are the orders and displayed quantity still ahead of
+	 *  it at its price: those that rested there when it joined and have
+	 *  neither filled nor been cancelled nor lost their priority since */
+	TW_QUEUE_KNOWN = 1,
+	/** joined, but the instrument's MBO book was not valid when it joined
+	 *  or is not now (a gap, a channel without book.mbo): no position */
+	TW_QUEUE_UNKNOWN = 2,
+};
+
+/**
  * A book event as the signal sees it: only what a strategy needs, so a
  * strategy depends on this header and the actor API, not on lib/book.
  * Prices are mantissas at exponent -9; a missing side has qty 0.
@@ -143,7 +160,9 @@ struct tw_top {
 	uint16_t idx;             /**< index of this event in its packet */
 	uint32_t msg_seq_num;     /**< MsgSeqNum of the packet that caused it */
 	uint8_t why;              /**< TW_TOP_STATE: enum tw_state_why; else 0 */
-	uint8_t pad_[3];
+	uint8_t queue;            /**< TW_TOP_BOOK, TW_TOP_TRADE: enum tw_queue_state */
+	uint8_t queue_side;       /**< enum tw_order_side of the joined order; 0 none */
+	uint8_t pad_;
 	int64_t bid_price;
 	int64_t bid_qty;
 	int64_t ask_price;
@@ -155,6 +174,30 @@ struct tw_top {
 	 * never an input to a decision */
 	uint64_t t0;              /**< arrival of the packet */
 	uint64_t t1;              /**< this event was published */
+	/* market by order (queue: TW_QUEUE_KNOWN; else 0) */
+	int64_t queue_price;      /**< price of the joined order */
+	int64_t queue_qty_ahead;  /**< displayed quantity ahead of it */
+	uint32_t queue_orders_ahead; /**< orders ahead of it */
+	uint32_t queue_level_orders; /**< orders at its price now */
+};
+
+/**
+ * The signal's reply to a TW_MSG_TOP on which it decided an order that
+ * rests (act_reply_sync(), type TW_MSG_TOP): the book stage notes where an
+ * order at this side and price joins the queue now (behind every order
+ * resting there) and reports that position in the instrument's later
+ * tops (struct tw_top.queue). One join per instrument; a new one replaces
+ * it. The join is the signal's own estimate, made when it decided: it does
+ * not wait for order-out or the exchange, whose answers arrive at times the
+ * feed does not decide, so the positions stay a function of the feed.
+ */
+struct tw_queue_join {
+	int32_t security_id;
+	uint8_t side;             /**< enum tw_order_side */
+	uint8_t pad_[3];
+	int64_t price;            /**< mantissa at exponent -9 */
+	uint32_t client_order_id;
+	uint32_t pad2_;
 };
 
 /** Order side (wire values). */
@@ -251,6 +294,22 @@ struct tw_query {
 /** Price of an empty level in struct tw_query_reply (lib/book's BOOK_PRICE_NONE). */
 #define TW_PRICE_NONE INT64_MIN
 
+/** Orders of a level in struct tw_query_reply (the first by priority). */
+#define TW_QUERY_MBO_ORDERS 5
+
+/** One level of an MBO book in struct tw_query_reply. */
+struct tw_query_mbo_level {
+	int64_t price;
+	int64_t qty;              /**< sum of the displayed quantities */
+	uint32_t orders;          /**< orders at the level */
+	uint32_t shown;           /**< of them in order[] (at most TW_QUERY_MBO_ORDERS) */
+	struct {
+		uint64_t order_id;
+		uint64_t priority;
+		int64_t qty;
+	} order[TW_QUERY_MBO_ORDERS];
+};
+
 /** Answer to TW_MSG_QUERY (tw_chain_query()); an empty level has price TW_PRICE_NONE. */
 struct tw_query_reply {
 	int32_t found;            /**< 1 if the instrument is known */
@@ -261,6 +320,12 @@ struct tw_query_reply {
 	int64_t bid_qty[5];
 	int64_t ask_price[5];
 	int64_t ask_qty[5];
+	/* market by order (book.mbo) */
+	int32_t mbo_state;        /**< enum book_mbo_state; -1: no MBO book */
+	uint32_t mbo_order_count; /**< orders the book holds */
+	uint32_t mbo_levels[2];   /**< levels in mbo_bid, mbo_ask (readable books) */
+	struct tw_query_mbo_level mbo_bid[5];
+	struct tw_query_mbo_level mbo_ask[5];
 };
 
 /**

@@ -23,6 +23,18 @@
  * An order is sent only when an instrument's state changes from neutral (or
  * the other side) to buy or sell, so a persistent imbalance yields one
  * order, not one per update. At most max_orders orders in the whole run.
+ *
+ * Queue position (market by order, tickwire.cfg book.mbo): with every order
+ * the strategy answers the TW_MSG_TOP that triggered it with a struct
+ * tw_queue_join (its order joins the back of the queue at its price), and
+ * the instrument's later tops say how many orders and how much displayed
+ * quantity are still ahead of it (struct tw_top.queue*). The rule that uses
+ * it: with queue_max_ahead > 0, a new order on the side of the instrument's
+ * last one is held (not sent, counted in queue_held) while that last order
+ * still has more than queue_max_ahead contracts ahead of it: a second order
+ * would only queue behind the first. The next change of signal may send
+ * again. Without a known position (no MBO on the channel, a gap) the rule
+ * does not hold anything.
  * Integer arithmetic only; no clock in any decision (params.clock only
  * stamps t2 for the latency records), no randomness: the same sequence of
  * TW_MSG_TOP messages yields the same orders, byte for byte.
@@ -56,6 +68,9 @@ struct tw_strategy_params {
 	uint32_t ratio_denominator;   /**< D, > 0 */
 	uint32_t order_qty;
 	uint32_t max_orders;
+	/** hold a new order while the last one on that side still has more
+	 *  than this many contracts ahead (see above); 0: never hold */
+	uint32_t queue_max_ahead;
 	/** clock of the latency stamp t2 (the decision) of each order; NULL: 0.
 	 *  Only stamped into the order, never an input to a decision, so the
 	 *  orders stay the same bytes whatever the clock says. */
@@ -75,6 +90,14 @@ struct tw_strategy_stats {
 	uint64_t refused[32];         /**< refused by enum tw_order_reason */
 	uint64_t exec[5];             /**< TW_MSG_EXEC by enum tw_exec_kind */
 	uint64_t filled_qty;          /**< sum of last_qty of fills */
+	/* queue position (market by order) */
+	uint64_t queue_joins;         /**< orders answered with a struct tw_queue_join */
+	uint64_t queue_join_failed;   /**< the answer could not be made (not a
+	                                   synchronous delivery) */
+	uint64_t queue_known;         /**< tops of a listed instrument with a known position */
+	uint64_t queue_unknown;       /**< tops with a join but no known position */
+	uint64_t queue_held;          /**< orders held by the queue rule */
+	uint64_t queue_qty_ahead_max; /**< largest quantity ahead seen */
 };
 
 struct tw_strategy;
