@@ -836,6 +836,7 @@ collect_mbo_counters(const struct book_feed *feed, struct counter *out)
 	C(mbo_checks);
 	C(mbo_mismatches);
 	C(mbo_level_diffs);
+	C(mbo_checks_ahead);
 #undef C
 	return n;
 }

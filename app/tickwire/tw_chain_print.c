@@ -110,6 +110,7 @@ print_mbo(const struct tw_chain *c, const struct book_feed_counters *fc, FILE *o
 	fprintf(out, "mbo.checks %" PRIu64 "\n", fc->mbo_checks);
 	fprintf(out, "mbo.mismatches %" PRIu64 "\n", fc->mbo_mismatches);
 	fprintf(out, "mbo.level_diffs %" PRIu64 "\n", fc->mbo_level_diffs);
+	fprintf(out, "mbo.checks_ahead %" PRIu64 "\n", fc->mbo_checks_ahead);
 	fprintf(out, "mbo.hash 0x%016" PRIx64 "\n", hash);
 	for (uint32_t i = 0; i < c->n_channels; i++) {
 		int n = book_feed_mbo_diffs(c->path[i]->book, d, 4);

@@ -656,6 +656,10 @@ struct book_feed_counters {
 	uint64_t mbo_checks;          /**< oracle comparisons (book, end of event) */
 	uint64_t mbo_mismatches;      /**< comparisons with at least one level different */
 	uint64_t mbo_level_diffs;     /**< levels that differed, over all comparisons */
+	/** comparisons put off: a snapshot 52 set the price levels as of a
+	 *  packet the incrementals (and so the MBO book) have not passed yet;
+	 *  compared at the first end of event after it */
+	uint64_t mbo_checks_ahead;
 };
 
 /** A feed (opaque). */

@@ -139,6 +139,10 @@ struct book_mbo {
 	uint8_t state;           /* enum book_mbo_state */
 	bool loading;            /* snapshot chunks being applied (state STALE) */
 	bool listed;             /* on the feed's oracle check list */
+	/* a price-level snapshot (52) put the instrument's levels as of packet
+	 * mbp_ahead_seq: until the incrementals are past it the orders lag */
+	bool mbp_ahead;
+	uint32_t mbp_ahead_seq;
 	uint32_t order_count;
 	uint32_t free_top;       /* free order slots on free_stack */
 	uint32_t nlevels[2];
@@ -398,6 +402,19 @@ book__mbo_touch(struct book_feed *f, const struct book_instrument *in)
 
 	if (b < BOOK__MBO_REFUSED)
 		book__mbo_list(f, b);
+}
+
+/* A snapshot 52 set in's price levels as of incremental packet last_seq. */
+static inline void
+book__mbo_mbp_snapshot(struct book_feed *f, const struct book_instrument *in, uint32_t last_seq)
+{
+	uint32_t b = f->mbo_of[in->index];
+
+	if (b >= BOOK__MBO_REFUSED)
+		return;
+	f->mbo_books[b].mbp_ahead = true;
+	f->mbo_books[b].mbp_ahead_seq = last_seq;
+	book__mbo_list(f, b);
 }
 
 #endif /* BOOK_FEED_PVT_H */

@@ -187,7 +187,7 @@ snapshot_done(const struct book__walk_ctx *c, struct book_instrument *in, uint32
 	in->dirty &= (uint8_t)~BOOK__DIRTY_CHANGES;
 	in->flags |= BOOK_INSTRUMENT_COMPLETE;
 	if (f->mbo_on)
-		book__mbo_touch(f, in);
+		book__mbo_mbp_snapshot(f, in, last_seq);
 	f->counters.snapshots++;
 	if (was_stale)
 		f->counters.recoveries++;

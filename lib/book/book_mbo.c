@@ -243,6 +243,7 @@ book_of(struct book_feed *f, struct book_instrument *in)
 	m->instrument = in->index;
 	m->loading = false;
 	m->listed = false;
+	m->mbp_ahead = false;
 	m->state = BOOK_MBO_VALID;
 	set_state(f, m, state);
 	return m;
@@ -876,7 +877,7 @@ void
 book__mbo_check(const struct book__walk_ctx *c)
 {
 	struct book_feed *f = c->feed;
-	uint32_t i;
+	uint32_t i, kept = 0;
 
 	for (i = 0; i < f->mbo_check_count; i++) {
 		struct book_mbo *m = &f->mbo_books[f->mbo_check[i]];
@@ -886,10 +887,22 @@ book__mbo_check(const struct book__walk_ctx *c)
 		if (m->state != BOOK_MBO_VALID || m->instrument == BOOK__NIL)
 			continue;
 		in = &f->instruments[m->instrument];
-		if (in->state == BOOK_STATE_OK && (in->flags & BOOK_INSTRUMENT_COMPLETE))
-			compare(c, m, in);
+		if (in->state != BOOK_STATE_OK || !(in->flags & BOOK_INSTRUMENT_COMPLETE))
+			continue;
+		/* the price levels as of the end of a packet not yet past (a 52
+		 * came ahead of the incrementals it covers, perhaps of this one):
+		 * the orders of the packets up to it are still to come; compare
+		 * once the incrementals are past it */
+		if (m->mbp_ahead && (int32_t)(c->seq - m->mbp_ahead_seq) <= 0) {
+			f->counters.mbo_checks_ahead++;
+			m->listed = true;
+			f->mbo_check[kept++] = f->mbo_check[i];
+			continue;
+		}
+		m->mbp_ahead = false;
+		compare(c, m, in);
 	}
-	f->mbo_check_count = 0;
+	f->mbo_check_count = kept;
 }
 
 /* ------------------------------------------------------------------------ */
