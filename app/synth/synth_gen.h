@@ -24,6 +24,7 @@
 
 #include "synth_book.h"
 #include "synth_feed.h"
+#include "synth_mbo.h"
 #include "synth_random.h"
 #include "synth_sbe.h"
 
@@ -76,6 +77,7 @@ struct synth_options {
 	uint64_t start_ns;
 	uint32_t snapshot_every;
 	uint16_t channel;
+	bool mbo;                 /**< --mbo: market-by-order entries and snapshots */
 	unsigned int gap_count;
 	struct synth_gap gaps[SYNTH_MAX_GAPS];
 };
@@ -104,6 +106,7 @@ enum synth_op_kind {
 	SYNTH_OP_TRADE,           /**< a trade summary entry */
 	SYNTH_OP_STATUS,          /**< a security status change */
 	SYNTH_OP_RESET,           /**< channel reset: every book emptied */
+	SYNTH_OP_ORDER,           /**< an order entry (--mbo): book.action/side/px/size */
 };
 
 /** What one message does to the truth, applied when its packet is sent. */
@@ -114,6 +117,8 @@ struct synth_op {
 	uint32_t rpt_seq;         /**< BOOK, TRADE */
 	uint64_t transact_time;
 	struct synth_book_op book;/**< BOOK; TRADE uses px and size */
+	uint64_t order_id;        /**< ORDER */
+	uint64_t priority;        /**< ORDER */
 };
 
 struct synth_instrument {
@@ -209,6 +214,7 @@ struct synth_gen {
 	int error;                /**< first write error (negative errno) */
 	const char *error_path;
 	struct synth_counters counters;
+	struct synth_mbo *mbo;    /**< NULL without --mbo */
 };
 
 /* ---- synth_market.c ---- */
@@ -231,6 +237,42 @@ int synth_market_reset_message(struct synth_gen *gen);
 /** Fill msg with the SnapshotFullRefresh52 of instrument i (from its truth). */
 int synth_market_snapshot(struct synth_gen *gen, struct synth_msg *msg, unsigned int i,
 		uint32_t last_seq, uint32_t reports);
+
+/* ---- synth_mbo.c (only with --mbo) ---- */
+
+/**
+ * Apply a price-level entry of instrument i to the order model before it is
+ * written: plans its order entries; may set bop->size and bop->orders (a deep
+ * level coming into view, a fill, the order bound).
+ * @return 0; -EPROTO if the entry does not fit the model; -ENOSPC.
+ */
+int synth_mbo_plan(struct synth_gen *gen, unsigned int i, struct synth_book_op *bop);
+
+/** Write the planned order entries after level entry `reference` (1-based) of
+ * the Book46 being built; deep ones and those that do not fit wait for 47. */
+int synth_mbo_write(struct synth_gen *gen, unsigned int reference);
+
+/** Send the waiting order entries as 47 messages; the last one carries mei. */
+int synth_mbo_flush(struct synth_gen *gen, unsigned int match_event_indicator);
+
+/** Now and then a change of the deep book (47 alone, its own event). */
+int synth_mbo_deep_event(struct synth_gen *gen);
+
+/** Price of level at (0-based, deep levels included) of the order model, or none. */
+int64_t synth_mbo_level_px(const struct synth_gen *gen, unsigned int i, unsigned int side,
+		unsigned int at, int64_t none);
+
+/** Apply an SYNTH_OP_ORDER to a book (the truth). @return 0 or -EPROTO / -ENOSPC. */
+int synth_mbo_apply(struct synth_order_book *book, const struct synth_op *op);
+
+void synth_mbo_clear(struct synth_order_book *book);
+
+bool synth_mbo_equal(const struct synth_order_book *a, const struct synth_order_book *b);
+
+/** Fill msg with chunk (1-based) of the SnapshotFullRefreshOrderBook53 of
+ * instrument i (from its truth); *chunks: how many there are. */
+int synth_mbo_snapshot(struct synth_gen *gen, struct synth_msg *msg, unsigned int i,
+		uint32_t last_seq, uint32_t reports, uint32_t chunk, uint32_t *chunks);
 
 /* ---- tickwire-synth.c ---- */
 

@@ -35,15 +35,17 @@ TEMPLATES = {
     12: 'HEARTBEAT12',
     30: 'SECURITY_STATUS30',
     46: 'BOOK46',
+    47: 'ORDER_BOOK47',
     48: 'TRADE48',
     52: 'SNAPSHOT52',
+    53: 'SNAPSHOT53',
     54: 'FUTURE54',
 }
 
 # Enums / sets whose values the generator program names in C.
 NAMED_ENUMS = ['MDUpdateAction', 'MDEntryTypeBook', 'MDEntryType', 'AggressorSide',
                'SecurityTradingStatus', 'HaltReason', 'SecurityTradingEvent',
-               'SecurityUpdateAction', 'EventType']
+               'SecurityUpdateAction', 'EventType', 'OrderUpdateAction']
 NAMED_SETS = ['MatchEventIndicator', 'SettlPriceType']
 
 # Limits of the value arrays in synth_sbe.h (checked here, asserted in C).

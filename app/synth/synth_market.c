@@ -142,11 +142,19 @@ static int
 end_msg(struct synth_gen *gen, unsigned int match_event_indicator)
 {
 	struct synth_value *root = gen->msg->root;
+	int rc;
 
 	switch (gen->msg->layout->template_id) {
 	case SYNTH_T_BOOK46:
 		if (gen->msg->count[SYNTH_G_BOOK46_NO_MD_ENTRIES] == 0)
 			return 0; /* nothing could be done: no empty message */
+		if (gen->mbo != NULL && gen->mbo->spill_count > 0) {
+			/* order entries follow in 47: the event ends with them */
+			synth_set_uint(&root[SYNTH_F_BOOK46_MATCH_EVENT_INDICATOR],
+					match_event_indicator & ~(unsigned int)(MEI_END | MEI_QUOTE));
+			rc = synth_gen_emit(gen);
+			return rc < 0 ? rc : synth_mbo_flush(gen, match_event_indicator);
+		}
 		synth_set_uint(&root[SYNTH_F_BOOK46_MATCH_EVENT_INDICATOR], match_event_indicator);
 		break;
 	case SYNTH_T_TRADE48:
@@ -206,8 +214,10 @@ book_entry(struct synth_gen *gen, unsigned int i, uint8_t action, unsigned int s
 		.action = action, .side = (uint8_t)side, .level = (uint8_t)level,
 		.px = px, .size = size, .orders = side >= SYNTH_SIDE_IMPLIED_BID ? 0 : orders,
 	};
+	bool mbo = gen->mbo != NULL && side < SYNTH_SIDE_IMPLIED_BID;
 	struct synth_value *e;
 	struct synth_op *op;
+	int64_t deep_px;
 	int rc;
 
 	/* A message that would not fit a packet goes out, the event goes on in another. */
@@ -220,6 +230,8 @@ book_entry(struct synth_gen *gen, unsigned int i, uint8_t action, unsigned int s
 		if (rc < 0)
 			return rc;
 	}
+	if (mbo && synth_mbo_plan(gen, i, &bop) < 0)
+		return -EPROTO; /* a generator bug: the entry does not fit the orders */
 	if (synth_book_apply(&inst->book, &bop) < 0)
 		return -EPROTO; /* a generator bug: the entry breaks the book rules */
 	e = synth_msg_add_entry(gen->msg, SYNTH_G_BOOK46_NO_MD_ENTRIES);
@@ -229,11 +241,11 @@ book_entry(struct synth_gen *gen, unsigned int i, uint8_t action, unsigned int s
 	inst->book.rpt_seq++;
 	inst->book.transact_time = gen->event_time;
 	synth_set_int(&e[BOOK_E(MD_ENTRY_PX)], px);
-	synth_set_int(&e[BOOK_E(MD_ENTRY_SIZE)], size);
+	synth_set_int(&e[BOOK_E(MD_ENTRY_SIZE)], bop.size);
 	synth_set_int(&e[BOOK_E(SECURITY_ID)], inst->book.security_id);
 	synth_set_uint(&e[BOOK_E(RPT_SEQ)], inst->book.rpt_seq);
 	if (side < SYNTH_SIDE_IMPLIED_BID)
-		synth_set_int(&e[BOOK_E(NUMBER_OF_ORDERS)], orders);
+		synth_set_int(&e[BOOK_E(NUMBER_OF_ORDERS)], bop.orders);
 	else
 		synth_set_int(&e[BOOK_E(TRADEABLE_SIZE)], size);
 	synth_set_uint(&e[BOOK_E(MD_PRICE_LEVEL)], level);
@@ -243,7 +255,19 @@ book_entry(struct synth_gen *gen, unsigned int i, uint8_t action, unsigned int s
 	op->book = bop;
 	gen->counters.actions[action < 6 ? action : 0]++;
 	gen->counters.implied_entries += side >= SYNTH_SIDE_IMPLIED_BID;
-	return 0;
+	if (!mbo)
+		return 0;
+	rc = synth_mbo_write(gen, gen->msg->count[SYNTH_G_BOOK46_NO_MD_ENTRIES]);
+	/* A level gone from view lets the best deep one in (a New, no order entry). */
+	while (rc == 0 && (action == SYNTH_V_MD_UPDATE_ACTION_DELETE ||
+			action == SYNTH_V_MD_UPDATE_ACTION_DELETE_FROM ||
+			action == SYNTH_V_MD_UPDATE_ACTION_DELETE_THRU) &&
+			inst->book.side[side].count < inst->book.depth &&
+			(deep_px = synth_mbo_level_px(gen, i, side, inst->book.side[side].count,
+					0)) != 0)
+		rc = book_entry(gen, i, SYNTH_V_MD_UPDATE_ACTION_NEW, side,
+				inst->book.side[side].count + 1u, deep_px, 0, 0);
+	return rc;
 }
 
 static int
@@ -481,6 +505,12 @@ add_overlay(struct synth_gen *gen, unsigned int i, unsigned int side)
 	inner = level == 1 ? (bid ? bid_cap(inst) : offer_floor(inst)) :
 		s->level[level - 2].px + step;
 	outer = level == s->count ? s->level[level - 1].px + 3 * step : s->level[level].px - step;
+	if (gen->mbo != NULL && level == s->count) {
+		/* not at or past the best deep level (--mbo) */
+		px = synth_mbo_level_px(gen, i, side, level, 0);
+		if (px != 0 && (bid ? px - step > outer : px - step < outer))
+			outer = px - step;
+	}
 	lo = bid ? outer : inner;
 	hi = bid ? inner : outer;
 	if (lo < tick)
@@ -715,6 +745,8 @@ trade_event(struct synth_gen *gen, unsigned int i)
 			orders = 1;
 		if (orders > l.size)
 			orders = l.size;
+		if (gen->mbo != NULL)
+			gen->mbo->fill = fills[n - 1].qty; /* the front of the queue trades */
 		rc = book_entry(gen, i, SYNTH_V_MD_UPDATE_ACTION_CHANGE, side, 1, l.px, l.size,
 				orders);
 	}
@@ -763,8 +795,18 @@ book_event(struct synth_gen *gen, unsigned int i, unsigned int roll)
 	return end_msg(gen, mei);
 }
 
+static int market_event(struct synth_gen *gen);
+
 int
 synth_market_event(struct synth_gen *gen)
+{
+	int rc = market_event(gen);
+
+	return rc < 0 || gen->mbo == NULL ? rc : synth_mbo_deep_event(gen);
+}
+
+static int
+market_event(struct synth_gen *gen)
 {
 	unsigned int i = pick_instrument(gen), side, roll;
 	struct synth_book *b = &gen->inst[i].book;
@@ -956,8 +998,11 @@ synth_market_reset(struct synth_gen *gen)
 	unsigned int i;
 	int rc = synth_market_reset_message(gen);
 
-	for (i = 0; i < gen->instrument_count; i++)
+	for (i = 0; i < gen->instrument_count; i++) {
 		synth_book_clear(&gen->inst[i].book);
+		if (gen->mbo != NULL)
+			synth_mbo_clear(&gen->mbo->book[i]);
+	}
 	for (i = 0; rc == 0 && i < gen->instrument_count; i++) {
 		rc = synth_gen_begin_event(gen, t + 1000 + i * 100u, "rebuild", -1);
 		if (rc == 0)

@@ -146,38 +146,25 @@ render_fields(const struct synth_msg *msg)
 
 /* ---- snapshot channel ---- */
 
+/* gen->snapshot_msg alone in a snapshot packet at t. */
 static int
-snapshot_step(struct synth_gen *gen, uint32_t seq, uint64_t sending_time)
+snapshot_send(struct synth_gen *gen, uint64_t t)
 {
 	struct synth_pending m;
-	uint64_t t;
 	uint16_t len;
 	int rc;
 
-	if (!gen->loop_active && seq % gen->opt->snapshot_every == 0) {
-		gen->loop_active = true;
-		gen->loop_next = 0;
-		gen->snapshot_seq = 0;
-		gen->counters.snapshot_loops++;
-	}
-	if (!gen->loop_active)
-		return 0;
-	rc = synth_market_snapshot(gen, gen->snapshot_msg, gen->loop_next, seq,
-			gen->instrument_count);
-	if (rc < 0)
-		return rc;
 	rc = synth_msg_encode(gen->snapshot_msg, gen->snapshot_data + SYNTH_PACKET_HEADER_SIZE,
 			gen->max_payload - SYNTH_PACKET_HEADER_SIZE);
 	if (rc < 0)
 		return rc;
 	len = (uint16_t)(SYNTH_PACKET_HEADER_SIZE + rc);
-	t = sending_time + 500;
 	put_le32(gen->snapshot_data, ++gen->snapshot_seq);
 	put_le64(gen->snapshot_data + 4, t);
 	if (gen->manifest != NULL) {
 		m.size = (uint16_t)rc;
 		m.block_length = gen->snapshot_msg->layout->root.block_length;
-		m.template_id = SYNTH_T_SNAPSHOT52;
+		m.template_id = gen->snapshot_msg->layout->template_id;
 		m.name = gen->snapshot_msg->layout->name;
 		m.origin = "snapshot";
 		m.event = -1;
@@ -193,7 +180,37 @@ snapshot_step(struct synth_gen *gen, uint32_t seq, uint64_t sending_time)
 		return rc;
 	}
 	gen->counters.snapshot_packets++;
-	gen->counters.templates[SYNTH_T_SNAPSHOT52]++;
+	gen->counters.templates[gen->snapshot_msg->layout->template_id]++;
+	return 0;
+}
+
+static int
+snapshot_step(struct synth_gen *gen, uint32_t seq, uint64_t sending_time)
+{
+	uint32_t chunk, chunks = 1;
+	int rc;
+
+	if (!gen->loop_active && seq % gen->opt->snapshot_every == 0) {
+		gen->loop_active = true;
+		gen->loop_next = 0;
+		gen->snapshot_seq = 0;
+		gen->counters.snapshot_loops++;
+	}
+	if (!gen->loop_active)
+		return 0;
+	rc = synth_market_snapshot(gen, gen->snapshot_msg, gen->loop_next, seq,
+			gen->instrument_count);
+	if (rc == 0)
+		rc = snapshot_send(gen, sending_time + 500);
+	/* --mbo: the same instrument's orders, same LastMsgSeqNumProcessed, in chunks */
+	for (chunk = 1; rc == 0 && gen->mbo != NULL && chunk <= chunks; chunk++) {
+		rc = synth_mbo_snapshot(gen, gen->snapshot_msg, gen->loop_next, seq,
+				gen->instrument_count, chunk, &chunks);
+		if (rc == 0)
+			rc = snapshot_send(gen, sending_time + 500 + chunk);
+	}
+	if (rc < 0)
+		return rc;
 	if (++gen->loop_next >= gen->instrument_count)
 		gen->loop_active = false;
 	return 0;
@@ -240,8 +257,14 @@ apply_ops(struct synth_gen *gen, uint32_t seq, bool *reset)
 		case SYNTH_OP_STATUS:
 			inst->truth.status = op->status;
 			break;
+		case SYNTH_OP_ORDER:
+			if (synth_mbo_apply(&gen->mbo->truth[op->instrument], op) < 0)
+				return -EPROTO;
+			break;
 		case SYNTH_OP_RESET:
 			for (i = 0; i < gen->instrument_count; i++) {
+				if (gen->mbo != NULL)
+					synth_mbo_clear(&gen->mbo->truth[i]);
 				synth_book_clear(&gen->inst[i].truth);
 				gen->inst[i].touched = false;
 			}
@@ -474,6 +497,8 @@ usage(FILE *f)
 		"  --reset-first         ChannelReset4 alone in packet 1, before the start of\n"
 		"                        day: a looped replay starts each pass with clean books\n"
 		"  --snapshot-every N    start a snapshot loop every N packets (default 500)\n"
+		"  --mbo                 market by order too: order entries (46 NoOrderIDEntries,\n"
+		"                        47) consistent with the price levels, and 53 snapshots\n"
 		"Arrivals (Hawkes, rates per second; alpha < beta):\n"
 		"  --preset NAME         arrivals fitted to a CME capture: cme-340 (CBOT\n"
 		"                        commodities, 16.5 packets/s) or cme-320 (FX, 5.8/s);\n"
@@ -699,7 +724,7 @@ enum {
 	OPT_SNAP_EVERY, OPT_MU, OPT_ALPHA, OPT_BETA, OPT_COALESCE, OPT_MTU, OPT_HEARTBEAT,
 	OPT_START, OPT_DROP_A, OPT_DROP_B, OPT_DUP_A, OPT_DUP_B, OPT_REORDER_A, OPT_REORDER_B,
 	OPT_SKEW, OPT_GAP, OPT_HELP, OPT_PRESET, OPT_KERNEL, OPT_BATCH, OPT_SKEW_LEAD,
-	OPT_SKEW_TAIL_A, OPT_SKEW_TAIL_B, OPT_RESET_FIRST,
+	OPT_SKEW_TAIL_A, OPT_SKEW_TAIL_B, OPT_RESET_FIRST, OPT_MBO,
 };
 
 static int
@@ -720,6 +745,7 @@ parse_options(int argc, char **argv, struct synth_options *opt)
 		{ "channel", required_argument, NULL, OPT_CHANNEL },
 		{ "reset-at", required_argument, NULL, OPT_RESET },
 		{ "reset-first", no_argument, NULL, OPT_RESET_FIRST },
+		{ "mbo", no_argument, NULL, OPT_MBO },
 		{ "snapshot-every", required_argument, NULL, OPT_SNAP_EVERY },
 		{ "burst-mu", required_argument, NULL, OPT_MU },
 		{ "burst-alpha", required_argument, NULL, OPT_ALPHA },
@@ -821,6 +847,9 @@ parse_options(int argc, char **argv, struct synth_options *opt)
 			break;
 		case OPT_RESET_FIRST:
 			opt->reset_first = true;
+			break;
+		case OPT_MBO:
+			opt->mbo = true;
 			break;
 		case OPT_SNAP_EVERY:
 			rc = parse_u64(name, optarg, 1, UINT32_MAX, &v, "in incremental packets");
@@ -1110,6 +1139,18 @@ print_stats(const struct synth_gen *gen)
 	print_feed_stats(f, "a", &gen->feed[0].counters);
 	fputc(',', f);
 	print_feed_stats(f, "b", &gen->feed[1].counters);
+	if (gen->mbo != NULL) {
+		const struct synth_mbo_counters *m = &gen->mbo->counters;
+
+		fprintf(f, ",\"mbo\":{\"level_entries\":%" PRIu64 ",\"order_entries_46\":%"
+				PRIu64 ",\"order_entries_47\":%" PRIu64 ",\"new\":%" PRIu64
+				",\"update\":%" PRIu64 ",\"delete\":%" PRIu64 ",\"qty_up\":%" PRIu64
+				",\"priority_changes\":%" PRIu64 ",\"price_changes\":%" PRIu64
+				",\"fills\":%" PRIu64 ",\"snapshot53\":%" PRIu64 "}",
+				m->level_entries, m->order_entries_46, m->order_entries_47,
+				m->actions[0], m->actions[1], m->actions[2], m->qty_up,
+				m->priority_changes, m->price_changes, m->fills, m->snapshot53);
+	}
 	fputs("}}\n", f);
 }
 
@@ -1164,6 +1205,12 @@ run(struct synth_gen *gen)
 					gen->inst[i].symbol);
 			return -EPROTO;
 		}
+		if (gen->mbo != NULL && !synth_mbo_equal(&gen->mbo->book[i], &gen->mbo->truth[i])) {
+			fprintf(stderr, PROG ": internal error: the orders of %s differ from what "
+					"their entries build; hint: report the command line\n",
+					gen->inst[i].symbol);
+			return -EPROTO;
+		}
 		if (gen->truth != NULL)
 			write_truth_book(gen, gen->next_seq - 1, &gen->inst[i], true);
 	}
@@ -1199,6 +1246,23 @@ main(int argc, char **argv)
 	synth_rng_seed(&gen->market_rng, opt.seed, 1);
 	synth_rng_seed(&gen->timing_rng, opt.seed, 2);
 	synth_market_init(gen);
+	if (opt.mbo) {
+		gen->mbo = calloc(1, sizeof(*gen->mbo));
+		if (gen->mbo != NULL) {
+			gen->mbo->book = calloc(opt.instruments, sizeof(*gen->mbo->book));
+			gen->mbo->truth = calloc(opt.instruments, sizeof(*gen->mbo->truth));
+		}
+		if (gen->mbo == NULL || gen->mbo->book == NULL || gen->mbo->truth == NULL) {
+			fprintf(stderr, PROG ": out of memory; hint: fewer --instruments\n");
+			return 1;
+		}
+		synth_rng_seed(&gen->mbo->rng, opt.seed, 4);
+		for (i = 0; i < opt.instruments; i++) {
+			/* OrderIDs and priorities of their own (48's aggressor ids stay) */
+			gen->mbo->book[i].next_id = (uint64_t)(300000 + i) * 1000000u;
+			gen->mbo->book[i].next_priority = UINT64_C(10000000000) * (i + 1);
+		}
+	}
 	synth_rng_seed(&gen->batch_rng, opt.seed, 3);
 	synth_hawkes_init(&gen->hawkes, opt.mu, opt.alpha, opt.beta, opt.start_ns + NS_PER_MS,
 			opt.seed);
@@ -1222,6 +1286,11 @@ main(int argc, char **argv)
 	free(gen->packet);
 	free(gen->snapshot_msg);
 	free(gen->msg);
+	if (gen->mbo != NULL) {
+		free(gen->mbo->book);
+		free(gen->mbo->truth);
+		free(gen->mbo);
+	}
 	free(gen->inst);
 	free(gen);
 	return rc == 0 && status == 0 ? 0 : 1;

@@ -36,6 +36,7 @@
 #include "mdp3_feed.h"
 #include "tw_feed.h"
 #include "tw_pcap.h"
+#include "synth_replay.h"
 
 #define MAX_LEVELS 10
 #define SIDES 4
@@ -391,66 +392,6 @@ on_packet(void *ctx, const struct book_packet_info *p)
 	}
 }
 
-/* ---- replay ---- */
-
-struct source {
-	struct tw_pcap *pcap;
-	struct tw_pcap_frame frame;
-	bool live;
-	const char *path;
-};
-
-static int
-source_next(struct source *s)
-{
-	int rc = tw_pcap_next(s->pcap, &s->frame);
-
-	if (rc < 0) {
-		printf("FAIL: %s: %s\n", s->path, tw_pcap_error(s->pcap));
-		return rc;
-	}
-	s->live = rc == 1;
-	return 0;
-}
-
-static int
-replay(struct run *r, struct source *src, unsigned int n, const struct mdp3_routes *routes,
-		bool use_a, bool use_b, uint64_t *last_ns)
-{
-	struct mdp3_route route;
-	struct tw_pcap_l4 l4;
-	unsigned int i, best;
-	int rc;
-
-	for (;;) {
-		best = n;
-		for (i = 0; i < n; i++)
-			if (src[i].live && (best == n ||
-					src[i].frame.time_ns < src[best].frame.time_ns))
-				best = i;
-		if (best == n)
-			return 0;
-		*last_ns = src[best].frame.time_ns;
-		if (tw_pcap_parse_frame(src[best].frame.data, src[best].frame.caplen,
-				src[best].frame.linktype, &l4, NULL) < 0 || l4.protocol != 17 ||
-				mdp3_routes_match(routes, l4.dst_ip, l4.dst_port, &route) < 0) {
-			failure(r, "%s frame %" PRIu64 ": not a routed UDP datagram",
-					src[best].path, src[best].frame.number);
-		} else if (route.stream != MDP3_STREAM_INCREMENTAL ||
-				(route.feed == MDP3_FEED_A ? use_a : use_b)) {
-			rc = tw_feed_packet(r->path, (enum mdp3_stream)route.stream,
-					(enum mdp3_feed_id)route.feed, l4.payload,
-					l4.payload_length, src[best].frame.time_ns);
-			if (rc < 0)
-				failure(r, "%s frame %" PRIu64 ": tw_feed_packet: %s",
-						src[best].path, src[best].frame.number,
-						strerror(-rc));
-		}
-		if (source_next(&src[best]) < 0)
-			return -EPROTO;
-	}
-}
-
 static void
 usage(void)
 {
@@ -481,13 +422,13 @@ main(int argc, char **argv)
 	const struct book_feed_counters *c;
 	const struct book_instrument *in;
 	struct tw_feed_config config;
-	struct source src[3];
+	struct synth_source src[3];
 	struct mdp3_routes routes;
 	struct run r;
 	unsigned int n = 0, i, finals = 0;
 	uint64_t last_ns = 0;
 	char why[256];
-	int opt;
+	int opt, rc;
 
 	memset(&r, 0, sizeof(r));
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -551,21 +492,12 @@ main(int argc, char **argv)
 		printf("FAIL: tw_feed_create: %s\n", strerror(errno));
 		return 1;
 	}
-	for (i = 0; i < 3; i++) {
-		if (paths[i] == NULL)
-			continue;
-		src[n].path = paths[i];
-		src[n].pcap = tw_pcap_open(paths[i]);
-		if (src[n].pcap == NULL) {
-			printf("FAIL: %s: cannot open: %s\n", paths[i], strerror(errno));
-			return 1;
-		}
-		if (source_next(&src[n]) < 0)
-			return 1;
-		n++;
-	}
-	if (replay(&r, src, n, &routes, strchr(feeds, 'a') != NULL, strchr(feeds, 'b') != NULL,
-			&last_ns) < 0)
+	rc = synth_sources_open(paths, 3, src);
+	if (rc < 0)
+		return 1;
+	n = (unsigned int)rc;
+	if (synth_replay(r.path, src, n, &routes, strchr(feeds, 'a') != NULL,
+			 strchr(feeds, 'b') != NULL, &last_ns, &r.failures) < 0)
 		return 1;
 	tw_feed_finish(r.path, last_ns + 1000000000u);
 	c = book_feed_counters(r.feed);
@@ -605,8 +537,7 @@ main(int argc, char **argv)
 			"), final books %u, failures %u\n", r.failures == 0 ? "ok  " : "FAIL",
 			r.packets, r.losses, r.stale_events, c->recoveries, c->snapshots,
 			c->channel_resets, r.compared, r.skipped_ahead, finals, r.failures);
-	for (i = 0; i < n; i++)
-		tw_pcap_close(src[i].pcap);
+	synth_sources_close(src, n);
 	tw_feed_destroy(r.path);
 	free(r.truth);
 	return r.failures == 0 ? 0 : 1;

@@ -475,6 +475,50 @@ static const struct synth_message v9_book46 = {
 	},
 };
 
+static const struct synth_field v9_order_book47_NoMDEntries_fields[] = {
+	{ "OrderID", 0, 0, &type_v9_uInt64NULL },
+	{ "MDOrderPriority", 1, 8, &type_v9_uInt64NULL },
+	{ "MDEntryPx", 2, 16, &type_v9_PRICENULL9 },
+	{ "MDDisplayQty", 3, 24, &type_v9_Int32NULL },
+	{ "SecurityID", 4, 28, &type_v9_Int32 },
+	{ "MDUpdateAction", 5, 32, &type_v9_MDUpdateAction },
+	{ "MDEntryType", 6, 33, &type_v9_MDEntryTypeBook },
+};
+static const struct synth_block v9_order_book47_groups[] = {
+	{
+		.name = "NoMDEntries",
+		.id = 268,
+		.index = 0,
+		.block_length = 40,
+		.fields = v9_order_book47_NoMDEntries_fields,
+		.field_count = 7,
+		.dim_size = 3,
+		.dim_block_length_offset = 0,
+		.dim_block_length_size = 2,
+		.dim_num_in_group_offset = 2,
+		.dim_num_in_group_size = 1,
+	},
+};
+static const struct synth_field v9_order_book47_fields[] = {
+	{ "TransactTime", 0, 0, &type_v9_uInt64 },
+	{ "MatchEventIndicator", 1, 8, &type_v9_MatchEventIndicator },
+};
+static const struct synth_message v9_order_book47 = {
+	.name = "MDIncrementalRefreshOrderBook47",
+	.template_id = 47,
+	.schema_id = 1,
+	.version = 9,
+	.root = {
+		.name = "MDIncrementalRefreshOrderBook47",
+		.id = 47,
+		.block_length = 11,
+		.fields = v9_order_book47_fields,
+		.field_count = 2,
+		.groups = v9_order_book47_groups,
+		.group_count = 1,
+	},
+};
+
 static const struct synth_type type_v9_PRICE9__mantissa = {
 	.name = "mantissa",
 	.kind = SYNTH_KIND_INT,
@@ -741,6 +785,52 @@ static const struct synth_message v9_snapshot52 = {
 		.fields = v9_snapshot52_fields,
 		.field_count = 11,
 		.groups = v9_snapshot52_groups,
+		.group_count = 1,
+	},
+};
+
+static const struct synth_field v9_snapshot53_NoMDEntries_fields[] = {
+	{ "OrderID", 0, 0, &type_v9_uInt64 },
+	{ "MDOrderPriority", 1, 8, &type_v9_uInt64NULL },
+	{ "MDEntryPx", 2, 16, &type_v9_PRICE9 },
+	{ "MDDisplayQty", 3, 24, &type_v9_Int32 },
+	{ "MDEntryType", 4, 28, &type_v9_MDEntryTypeBook },
+};
+static const struct synth_block v9_snapshot53_groups[] = {
+	{
+		.name = "NoMDEntries",
+		.id = 268,
+		.index = 0,
+		.block_length = 29,
+		.fields = v9_snapshot53_NoMDEntries_fields,
+		.field_count = 5,
+		.dim_size = 3,
+		.dim_block_length_offset = 0,
+		.dim_block_length_size = 2,
+		.dim_num_in_group_offset = 2,
+		.dim_num_in_group_size = 1,
+	},
+};
+static const struct synth_field v9_snapshot53_fields[] = {
+	{ "LastMsgSeqNumProcessed", 0, 0, &type_v9_uInt32 },
+	{ "TotNumReports", 1, 4, &type_v9_uInt32 },
+	{ "SecurityID", 2, 8, &type_v9_Int32 },
+	{ "NoChunks", 3, 12, &type_v9_uInt32 },
+	{ "CurrentChunk", 4, 16, &type_v9_uInt32 },
+	{ "TransactTime", 5, 20, &type_v9_uInt64 },
+};
+static const struct synth_message v9_snapshot53 = {
+	.name = "SnapshotFullRefreshOrderBook53",
+	.template_id = 53,
+	.schema_id = 1,
+	.version = 9,
+	.root = {
+		.name = "SnapshotFullRefreshOrderBook53",
+		.id = 53,
+		.block_length = 28,
+		.fields = v9_snapshot53_fields,
+		.field_count = 6,
+		.groups = v9_snapshot53_groups,
 		.group_count = 1,
 	},
 };
@@ -1705,6 +1795,50 @@ static const struct synth_message v13_book46 = {
 	},
 };
 
+static const struct synth_field v13_order_book47_NoMDEntries_fields[] = {
+	{ "OrderID", 0, 0, &type_v13_uInt64NULL },
+	{ "MDOrderPriority", 1, 8, &type_v13_uInt64NULL },
+	{ "MDEntryPx", 2, 16, &type_v13_PRICENULL9 },
+	{ "MDDisplayQty", 3, 24, &type_v13_Int32NULL },
+	{ "SecurityID", 4, 28, &type_v13_Int32 },
+	{ "MDUpdateAction", 5, 32, &type_v13_MDUpdateAction },
+	{ "MDEntryType", 6, 33, &type_v13_MDEntryTypeBook },
+};
+static const struct synth_block v13_order_book47_groups[] = {
+	{
+		.name = "NoMDEntries",
+		.id = 268,
+		.index = 0,
+		.block_length = 40,
+		.fields = v13_order_book47_NoMDEntries_fields,
+		.field_count = 7,
+		.dim_size = 3,
+		.dim_block_length_offset = 0,
+		.dim_block_length_size = 2,
+		.dim_num_in_group_offset = 2,
+		.dim_num_in_group_size = 1,
+	},
+};
+static const struct synth_field v13_order_book47_fields[] = {
+	{ "TransactTime", 0, 0, &type_v13_uInt64 },
+	{ "MatchEventIndicator", 1, 8, &type_v13_MatchEventIndicator },
+};
+static const struct synth_message v13_order_book47 = {
+	.name = "MDIncrementalRefreshOrderBook47",
+	.template_id = 47,
+	.schema_id = 1,
+	.version = 13,
+	.root = {
+		.name = "MDIncrementalRefreshOrderBook47",
+		.id = 47,
+		.block_length = 11,
+		.fields = v13_order_book47_fields,
+		.field_count = 2,
+		.groups = v13_order_book47_groups,
+		.group_count = 1,
+	},
+};
+
 static const struct synth_type type_v13_PRICE9__mantissa = {
 	.name = "mantissa",
 	.kind = SYNTH_KIND_INT,
@@ -1978,6 +2112,52 @@ static const struct synth_message v13_snapshot52 = {
 		.fields = v13_snapshot52_fields,
 		.field_count = 11,
 		.groups = v13_snapshot52_groups,
+		.group_count = 1,
+	},
+};
+
+static const struct synth_field v13_snapshot53_NoMDEntries_fields[] = {
+	{ "OrderID", 0, 0, &type_v13_uInt64 },
+	{ "MDOrderPriority", 1, 8, &type_v13_uInt64NULL },
+	{ "MDEntryPx", 2, 16, &type_v13_PRICE9 },
+	{ "MDDisplayQty", 3, 24, &type_v13_Int32 },
+	{ "MDEntryType", 4, 28, &type_v13_MDEntryTypeBook },
+};
+static const struct synth_block v13_snapshot53_groups[] = {
+	{
+		.name = "NoMDEntries",
+		.id = 268,
+		.index = 0,
+		.block_length = 29,
+		.fields = v13_snapshot53_NoMDEntries_fields,
+		.field_count = 5,
+		.dim_size = 3,
+		.dim_block_length_offset = 0,
+		.dim_block_length_size = 2,
+		.dim_num_in_group_offset = 2,
+		.dim_num_in_group_size = 1,
+	},
+};
+static const struct synth_field v13_snapshot53_fields[] = {
+	{ "LastMsgSeqNumProcessed", 0, 0, &type_v13_uInt32 },
+	{ "TotNumReports", 1, 4, &type_v13_uInt32 },
+	{ "SecurityID", 2, 8, &type_v13_Int32 },
+	{ "NoChunks", 3, 12, &type_v13_uInt32 },
+	{ "CurrentChunk", 4, 16, &type_v13_uInt32 },
+	{ "TransactTime", 5, 20, &type_v13_uInt64 },
+};
+static const struct synth_message v13_snapshot53 = {
+	.name = "SnapshotFullRefreshOrderBook53",
+	.template_id = 53,
+	.schema_id = 1,
+	.version = 13,
+	.root = {
+		.name = "SnapshotFullRefreshOrderBook53",
+		.id = 53,
+		.block_length = 28,
+		.fields = v13_snapshot53_fields,
+		.field_count = 6,
+		.groups = v13_snapshot53_groups,
 		.group_count = 1,
 	},
 };
@@ -2488,15 +2668,19 @@ static const struct synth_message *const all_messages[] = {
 	&v9_heartbeat12,
 	&v9_security_status30,
 	&v9_book46,
+	&v9_order_book47,
 	&v9_trade48,
 	&v9_snapshot52,
+	&v9_snapshot53,
 	&v9_future54,
 	&v13_channel_reset4,
 	&v13_heartbeat12,
 	&v13_security_status30,
 	&v13_book46,
+	&v13_order_book47,
 	&v13_trade48,
 	&v13_snapshot52,
+	&v13_snapshot53,
 	&v13_future54,
 };
 

@@ -32,8 +32,21 @@
  * Headline ratios, same run: book A+B / walk, book A+B+ev / walk (issue 15:
  * <= 2.0 and <= 2.5) and chain / chain direct (<= 1.10).
  *
+ * MBO arms (issue 17), on a synthetic capture with market-by-order entries
+ * (tickwire-synth --mbo, generated at build time beside this program, or
+ * --mbo-capture FILE: feed A of such a capture; the CME captures carry
+ * almost none), feed A through the same path:
+ *   mbp           config.mbo off: the price-level books (47 counted, skipped)
+ *   mbo+mbp       config.mbo on, same capture: the MBO books, the oracle's
+ *                 bookkeeping and the price-level books (a combined channel)
+ * Ratios, same run: "MBO update / price-level update, per message" =
+ * ((mbo+mbp - mbp) / messages carrying order entries) / (mbp / messages)
+ * (issue 17: <= 1.5), and "MBO+MBP / MBP alone" per message (<= 2.0); the
+ * ns per order entry ((mbo+mbp - mbp) / order entries) and per price-level
+ * entry (mbp / outright 46 entries) are printed beside them.
+ *
  * usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--capture 340|320]
- *                   [--json FILE]
+ *                   [--mbo-capture FILE|none] [--json FILE]
  * (--capture and --reps 1 make a short run for valgrind --tool=callgrind.)
  * Target (issue 4): <= 40 ns per message for decode + book update.
  */
@@ -122,7 +135,7 @@ load(struct capture *cap, const char *dir, const char *rel, const char *name)
 
 	memset(cap, 0, sizeof(*cap));
 	cap->name = name;
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	snprintf(path, sizeof(path), "%s%s%s", dir, *dir != '\0' ? "/" : "", rel);
 	pcap = tw_pcap_open(path);
 	if (pcap == NULL) {
 		fprintf(stderr, "bench_feed: %s: %s\n", path, strerror(errno));
@@ -170,6 +183,83 @@ load(struct capture *cap, const char *dir, const char *rel, const char *name)
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- MBO arms ---- */
+
+enum mbo_arm { MBO_ARM_MBP, MBO_ARM_COMBINED, MBO_ARM_COUNT };
+
+static const char *const mbo_arm_names[MBO_ARM_COUNT] = { "mbp", "mbo+mbp" };
+
+/* Entry counts of the MBO capture (feed A), from one walk. */
+struct mbo_census {
+	uint64_t messages;
+	uint64_t order_messages;   /* 46 with order entries, and 47 */
+	uint64_t order_entries;    /* 46 NoOrderIDEntries + 47 NoMDEntries */
+	uint64_t level_entries;    /* 46 NoMDEntries (outright and implied) */
+};
+
+static int
+census_message(void *ctx, const struct mdp3_packet *pkt, const struct mdp3_msg *msg)
+{
+	struct mbo_census *c = ctx;
+	struct mdp3_group g;
+
+	(void)pkt;
+	c->messages++;
+	if (msg->template_id == 46) {
+		if (mdp3_md_incremental_refresh_book46_no_md_entries(msg, &g) == 0)
+			c->level_entries += g.count;
+		if (mdp3_md_incremental_refresh_book46_no_order_id_entries(msg, &g) == 0 &&
+				g.count > 0) {
+			c->order_entries += g.count;
+			c->order_messages++;
+		}
+	} else if (msg->template_id == 47 &&
+			mdp3_md_incremental_refresh_order_book47_no_md_entries(msg, &g) == 0) {
+		c->order_entries += g.count;
+		c->order_messages++;
+	}
+	return 0;
+}
+
+static double
+mbo_rep(const struct capture *cap, enum mbo_arm arm, uint64_t *check, uint64_t *messages)
+{
+	const struct book_feed_counters *fc;
+	struct tw_feed_config c;
+	struct tw_feed *path;
+	uint64_t t0, t1;
+	size_t i;
+
+	memset(&c, 0, sizeof(c));
+	c.book.max_instruments = 1024;
+	c.book.mbo = arm == MBO_ARM_COMBINED;
+	path = tw_feed_create(&c);
+	if (path == NULL) {
+		fprintf(stderr, "bench_feed: tw_feed_create: %s\n", strerror(errno));
+		exit(1);
+	}
+	t0 = now_ns();
+	for (i = 0; i < cap->n; i++) {
+		const struct dgram *d = &cap->d[i];
+
+		if (d->feed == MDP3_FEED_A)
+			tw_feed_arbitrate(path, MDP3_FEED_A, cap->bytes + d->offset, d->length,
+					d->time_ns);
+	}
+	t1 = now_ns();
+	fc = book_feed_counters(path->book);
+	*messages = fc->messages + fc->messages_unknown;
+	*check += book_feed_hash(path->book) + fc->mbo_checks;
+	if (fc->stale_books != 0 || fc->lost_packets != 0 || fc->mbo_mismatches != 0 ||
+			(arm == MBO_ARM_COMBINED && fc->mbo_checks == 0)) {
+		fprintf(stderr, "bench_feed: MBO capture: loss, stale book, no oracle check or "
+				"an MBO mismatch in a full replay\n");
+		exit(1);
+	}
+	tw_feed_destroy(path);
+	return (double)(t1 - t0);
 }
 
 static int
@@ -407,6 +497,8 @@ usage(FILE *f)
 		"  --reps R     repetitions per arm (default 31, at most %d)\n"
 		"  --arm NAME   run only this arm (and walk): \"book A\", \"book A+B\" ...\n"
 		"  --capture C  run only channel C's capture: 340 (v6) or 320 (v8)\n"
+		"  --mbo-capture FILE  feed A of a tickwire-synth --mbo capture for the MBO\n"
+		"               arms (default: the one built beside this program; none: skip)\n"
 		"  --json FILE  also write the results as JSON (default bench_feed.json)\n",
 		MAX_REPS);
 }
@@ -421,12 +513,19 @@ main(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "arm", required_argument, NULL, 'a' },
 		{ "capture", required_argument, NULL, 'C' },
+		{ "mbo-capture", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct capture caps[2];
 	static struct result res[2][ARM_COUNT];
 	const char *data = TW_BENCH_CME_DATA, *json = "bench_feed.json";
+	const char *mbo_path = TW_BENCH_MBO_CAPTURE;
+	static struct capture mbo_cap;
+	static struct result mbo_res[MBO_ARM_COUNT];
+	struct mbo_census census = { 0 };
+	double mbo_ratio_update = 0, mbo_ratio_combined = 0, mbo_ns_order = 0, mbo_ns_level = 0;
+	bool mbo_ran = false;
 	unsigned int reps = 31, r, k, a, only = ARM_COUNT;
 	int only_capture = -1;
 	long cpu = -1;
@@ -470,6 +569,9 @@ main(int argc, char **argv)
 				usage(stderr);
 				return 2;
 			}
+			break;
+		case 'M':
+			mbo_path = strcmp(optarg, "none") == 0 ? NULL : optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -547,6 +649,66 @@ main(int argc, char **argv)
 			printf("  (check 0)\n");
 		headline(&caps[k], res[k]);
 	}
+	if (mbo_path != NULL && only == ARM_COUNT && only_capture < 0) {
+		struct mdp3_handler h = { .on_message = census_message, .ctx = &census };
+		uint64_t check = 0, msgs;
+		struct mdp3_walker w;
+		double m[MBO_ARM_COUNT], mn, mx;
+		size_t i;
+
+		/* load() keeps the incremental datagrams; the path is absolute */
+		if (load(&mbo_cap, "", mbo_path, "synthetic MBO") < 0)
+			return 1;
+		mdp3_walker_init(&w, NULL, &h);
+		for (i = 0; i < mbo_cap.n; i++)
+			if (mbo_cap.d[i].feed == MDP3_FEED_A)
+				mdp3_walk_packet(&w, mbo_cap.bytes + mbo_cap.d[i].offset,
+						mbo_cap.d[i].length);
+		printf("\n%s (%s): %" PRIu64 " packets, %" PRIu64 " messages; %" PRIu64
+				" price-level entries, %" PRIu64 " order entries in %" PRIu64
+				" messages\n", mbo_cap.name, mbo_path, mbo_cap.packets_a,
+				census.messages, census.level_entries, census.order_entries,
+				census.order_messages);
+		for (a = 0; a < MBO_ARM_COUNT; a++)
+			mbo_rep(&mbo_cap, (enum mbo_arm)a, &check, &msgs);
+		for (r = 0; r < reps; r++) {
+			for (a = 0; a < MBO_ARM_COUNT; a++) {
+				double ns = mbo_rep(&mbo_cap, (enum mbo_arm)a, &check, &msgs);
+
+				mbo_res[a].ns_per_msg[r] = ns / (double)msgs;
+				mbo_res[a].ns_per_pkt[r] = ns / (double)mbo_cap.packets_a;
+				mbo_res[a].messages = msgs;
+				mbo_res[a].packets = mbo_cap.packets_a;
+				mbo_res[a].reps = r + 1;
+			}
+		}
+		for (a = 0; a < MBO_ARM_COUNT; a++) {
+			double p, pn, px;
+
+			m[a] = median(mbo_res[a].ns_per_msg, mbo_res[a].reps, &mn, &mx);
+			p = median(mbo_res[a].ns_per_pkt, mbo_res[a].reps, &pn, &px);
+			mbo_res[a].check = check;
+			printf("  %-12s %10.1f   [%7.1f .. %7.1f] %10.1f   [%7.1f .. %7.1f] ns/msg, "
+					"ns/pkt\n", mbo_arm_names[a], m[a], mn, mx, p, pn, px);
+		}
+		/* per message totals -> per entry / per message-with-orders costs */
+		mbo_ns_level = m[MBO_ARM_MBP] * (double)census.messages /
+			(double)census.level_entries;
+		mbo_ns_order = (m[MBO_ARM_COMBINED] - m[MBO_ARM_MBP]) * (double)census.messages /
+			(double)census.order_entries;
+		mbo_ratio_update = (m[MBO_ARM_COMBINED] - m[MBO_ARM_MBP]) *
+			(double)census.messages / (double)census.order_messages / m[MBO_ARM_MBP];
+		mbo_ratio_combined = m[MBO_ARM_COMBINED] / m[MBO_ARM_MBP];
+		printf("  ns per price-level entry (mbp) %.1f, per order entry (mbo+mbp - mbp) %.1f\n",
+				mbo_ns_level, mbo_ns_order);
+		printf("  targets (issue 17), ratios of medians in this run:\n"
+				"    [%s] %-36s <= 1.50: %.2f\n    [%s] %-36s <= 2.00: %.2f\n",
+				mbo_ratio_update <= 1.5 ? " met  " : "MISSED",
+				"MBO update / price-level update", mbo_ratio_update,
+				mbo_ratio_combined <= 2.0 ? " met  " : "MISSED",
+				"MBO+MBP / MBP alone (per message)", mbo_ratio_combined);
+		mbo_ran = true;
+	}
 	jf = fopen(json, "w");
 	if (jf == NULL) {
 		fprintf(stderr, "bench_feed: %s: %s\n", json, strerror(errno));
@@ -587,12 +749,34 @@ main(int argc, char **argv)
 				ratio(res[k], targets[t].num, targets[t].den));
 		fprintf(jf, "]}");
 	}
-	fprintf(jf, "]}\n");
+	fprintf(jf, "]");
+	if (mbo_ran) {
+		fprintf(jf, ",\"mbo\":{\"capture\":\"%s\",\"packets\":%" PRIu64 ",\"messages\":%"
+				PRIu64 ",\"level_entries\":%" PRIu64 ",\"order_entries\":%" PRIu64
+				",\"order_messages\":%" PRIu64 ",\"arms\":[", mbo_path,
+				mbo_cap.packets_a, census.messages, census.level_entries,
+				census.order_entries, census.order_messages);
+		for (a = 0; a < MBO_ARM_COUNT; a++) {
+			double mn, mx, m = median(mbo_res[a].ns_per_msg, mbo_res[a].reps, &mn, &mx);
+
+			fprintf(jf, "%s{\"arm\":\"%s\",\"ns_per_message\":{\"median\":%.2f,"
+					"\"min\":%.2f,\"max\":%.2f}}", a ? "," : "", mbo_arm_names[a],
+					m, mn, mx);
+		}
+		fprintf(jf, "],\"ns_per_level_entry\":%.2f,\"ns_per_order_entry\":%.2f,"
+				"\"ratios\":[{\"what\":\"MBO update / price-level update\","
+				"\"target\":1.50,\"measured\":%.3f},{\"what\":\"MBO+MBP / MBP alone\","
+				"\"target\":2.00,\"measured\":%.3f}]}", mbo_ns_level, mbo_ns_order,
+				mbo_ratio_update, mbo_ratio_combined);
+	}
+	fprintf(jf, "}\n");
 	fclose(jf);
 	printf("\nwrote %s\n", json);
 	for (k = 0; k < 2; k++) {
 		free(caps[k].bytes);
 		free(caps[k].d);
 	}
+	free(mbo_cap.bytes);
+	free(mbo_cap.d);
 	return 0;
 }
