@@ -2079,19 +2079,29 @@ main(int argc, char **argv)
 	sa.sa_handler = on_kill_signal;
 	sigaction(SIGUSR1, &sa, NULL);
 
-	rte_telemetry_register_cmd("/tickwire/stats", tel_stats,
-		"Counters of the captures, the decode group and order-out. No parameters.");
-	rte_telemetry_register_cmd("/tickwire/book", tel_book,
-		"Top 5 levels of one book. Parameter: SecurityID.");
-	rte_telemetry_register_cmd("/tickwire/mbo", tel_mbo,
-		"Market-by-order book of one instrument (book.mbo): state, orders, the "
-		"best 5 levels and their first orders. Parameter: SecurityID.");
-	rte_telemetry_register_cmd("/tickwire/kill", tel_kill,
-		"Kill switch: refuse new orders and cancel open ones. Parameter: on or off.");
-	rte_telemetry_register_cmd("/tickwire/latency", tel_latency,
-		"t1 - t0 percentiles (ns, log2 buckets: upper bounds) and max. No parameters.");
-	rte_telemetry_register_cmd("/tickwire/resources", tel_resources,
-		"mbufs in use, queue depths, rx drops, t1 - t0 histogram. No parameters.");
+	{
+		static const struct {
+			const char *cmd;
+			telemetry_cb fn;
+			const char *help;   /* DPDK refuses more than RTE_TEL_MAX_STRING_LEN */
+		} tel[] = {
+			{"/tickwire/stats", tel_stats,
+			 "Counters of the captures, the decode group and order-out. No parameters."},
+			{"/tickwire/book", tel_book, "Top 5 levels of one book. Parameter: SecurityID."},
+			{"/tickwire/mbo", tel_mbo, "Market-by-order book (book.mbo): state, orders, "
+			 "best 5 levels and their first orders. Parameter: SecurityID."},
+			{"/tickwire/kill", tel_kill,
+			 "Kill switch: refuse new orders and cancel open ones. Parameter: on or off."},
+			{"/tickwire/latency", tel_latency,
+			 "t1 - t0 percentiles (ns, log2 buckets: upper bounds) and max. No parameters."},
+			{"/tickwire/resources", tel_resources,
+			 "mbufs in use, queue depths, rx drops, t1 - t0 histogram. No parameters."},
+		};
+
+		for (size_t i = 0; i < sizeof(tel) / sizeof(tel[0]); i++)
+			if (rte_telemetry_register_cmd(tel[i].cmd, tel[i].fn, tel[i].help) != 0)
+				TW_LOG(WARNING, app, "telemetry %s not registered\n", tel[i].cmd);
+	}
 
 	if (tw_lat_init(&g_app.latency, g_app.latency_out != NULL ? g_app.latency_max : 0) != 0 ||
 	    tw_lat_init(&g_app.order_latency, g_app.latency_out != NULL ? 65536 : 0) != 0) {
