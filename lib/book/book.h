@@ -681,6 +681,8 @@ size_t book_feed_memsize(const struct book_feed_config *config);
  * @param mem     at least book_feed_memsize() bytes, 64-byte aligned.
  * @param size    bytes at mem.
  * @param config  configuration (copied); NULL for all defaults.
+ * Every byte of the feed's layout is written here (zeroed), so the pages
+ * are faulted in now and not on the first packet that reaches a book.
  * @return the feed, or NULL with errno = EINVAL (bad configuration or
  *         alignment) or ENOSPC (size too small).
  * Thread safety: touches only mem.

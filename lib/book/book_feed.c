@@ -379,7 +379,7 @@ apply_book_entry(const struct book__walk_ctx *c, struct book_instrument *in,
 		in->flags |= BOOK_INSTRUMENT_COMPLETE;
 		f->counters.book_resets++;
 		if (f->mbo_on)
-			book__mbo_touch(f, in);
+			book__mbo_touch(f, in, BOOK__MBO_SIDES);
 		if (f->has_events)
 			mark_dirty(f, in, BOOK__DIRTY_CHANGES | BOOK__DIRTY_TOP);
 		return;
@@ -414,8 +414,9 @@ apply_book_entry(const struct book__walk_ctx *c, struct book_instrument *in,
 		f->counters.level_missing++;
 	}
 	f->counters.book_updates++;
-	if (__builtin_expect(f->mbo_on, 0))
-		book__mbo_touch(f, in);
+	/* the MBO books hold outright orders: implied levels are not compared */
+	if (__builtin_expect(f->mbo_on, 0) && side <= BOOK_ASK)
+		book__mbo_touch(f, in, 1u << side);
 	if (f->has_events)
 		mark_dirty(f, in, bit | touches_top(e->action, e->level));
 }

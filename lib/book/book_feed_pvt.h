@@ -142,6 +142,7 @@ struct book_mbo {
 	/* a price-level snapshot (52) put the instrument's levels as of packet
 	 * mbp_ahead_seq: until the incrementals are past it the orders lag */
 	bool mbp_ahead;
+	uint8_t check_sides;     /* 1 << enum book_side: the sides to compare */
 	uint32_t mbp_ahead_seq;
 	uint32_t order_count;
 	uint32_t free_top;       /* free order slots on free_stack */
@@ -382,26 +383,32 @@ BOOK__COLD void book__mbo_release(struct book_feed *f, struct book_instrument *i
 /* Compare the listed books with their price levels (live EndOfEvent). */
 void book__mbo_check(const struct book__walk_ctx *c);
 
-/* Book b changed: compare it at the next EndOfEvent (listed at most once). */
+/* Both sides of a book, for book__mbo_list(). */
+#define BOOK__MBO_SIDES ((1u << BOOK_BID) | (1u << BOOK_ASK))
+
+/* Book b changed on @p sides (1 << enum book_side): compare them at the
+ * next EndOfEvent (listed at most once). */
 static inline void
-book__mbo_list(struct book_feed *f, uint32_t b)
+book__mbo_list(struct book_feed *f, uint32_t b, unsigned int sides)
 {
 	struct book_mbo *m = &f->mbo_books[b];
 
+	m->check_sides |= (uint8_t)sides;
 	if (!m->listed) {
 		m->listed = true;
 		f->mbo_check[f->mbo_check_count++] = b;
 	}
 }
 
-/* The price-level book of in changed: compare at the next EndOfEvent. */
+/* The price-level book of in changed on @p sides: compare at the next
+ * EndOfEvent. */
 static inline void
-book__mbo_touch(struct book_feed *f, const struct book_instrument *in)
+book__mbo_touch(struct book_feed *f, const struct book_instrument *in, unsigned int sides)
 {
 	uint32_t b = f->mbo_of[in->index];
 
 	if (b < BOOK__MBO_REFUSED)
-		book__mbo_list(f, b);
+		book__mbo_list(f, b, sides);
 }
 
 /* A snapshot 52 set in's price levels as of incremental packet last_seq. */
@@ -414,7 +421,7 @@ book__mbo_mbp_snapshot(struct book_feed *f, const struct book_instrument *in, ui
 		return;
 	f->mbo_books[b].mbp_ahead = true;
 	f->mbo_books[b].mbp_ahead_seq = last_seq;
-	book__mbo_list(f, b);
+	book__mbo_list(f, b, BOOK__MBO_SIDES);
 }
 
 #endif /* BOOK_FEED_PVT_H */

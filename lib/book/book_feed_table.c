@@ -154,7 +154,10 @@ book_feed_init(void *mem, size_t size, const struct book_feed_config *config)
 		errno = ENOSPC;
 		return NULL;
 	}
-	memset(f, 0, sizeof(*f));
+	/* Write every byte now: fresh heap pages are mapped at their first
+	 * write, and a page fault (a microsecond or more) belongs here, not on
+	 * the first packet that reaches an instrument, order or level. */
+	memset(mem, 0, l.total);
 	f->config = c;
 	f->instruments = (struct book_instrument *)(base + l.instruments);
 	f->table = (struct book__table_slot *)(base + l.table);

@@ -34,6 +34,7 @@
  * those packets are then replayed for that book only.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "book_feed_pvt.h"
@@ -66,6 +67,16 @@ enum outcome {
 	UNKNOWN,
 	BAD,
 	NOT_APPLIED,
+};
+
+/* The counter of each outcome of a live entry. */
+static const size_t outcome_counter[] = {
+	[DONE_NEW] = offsetof(struct book_feed_counters, mbo_new),
+	[DONE_CHANGE] = offsetof(struct book_feed_counters, mbo_changes),
+	[DONE_DELETE] = offsetof(struct book_feed_counters, mbo_deletes),
+	[UNKNOWN] = offsetof(struct book_feed_counters, mbo_unknown_orders),
+	[BAD] = offsetof(struct book_feed_counters, mbo_bad_entries),
+	[NOT_APPLIED] = offsetof(struct book_feed_counters, mbo_not_applied),
 };
 
 static size_t
@@ -186,9 +197,9 @@ set_state(struct book_feed *f, struct book_mbo *m, uint8_t state)
 }
 
 static void
-touch(struct book_feed *f, struct book_mbo *m)
+touch(struct book_feed *f, struct book_mbo *m, unsigned int sides)
 {
-	book__mbo_list(f, (uint32_t)(m - f->mbo_books));
+	book__mbo_list(f, (uint32_t)(m - f->mbo_books), sides);
 }
 
 /* A valid or partial book missed something: stale until a snapshot. */
@@ -244,6 +255,7 @@ book_of(struct book_feed *f, struct book_instrument *in)
 	m->loading = false;
 	m->listed = false;
 	m->mbp_ahead = false;
+	m->check_sides = 0;
 	m->state = BOOK_MBO_VALID;
 	set_state(f, m, state);
 	return m;
@@ -300,7 +312,7 @@ empty_book(struct book_feed *f, struct book_mbo *m)
 	m->loading = false;
 	set_state(f, m, BOOK_MBO_VALID);
 	f->counters.mbo_resets++;
-	touch(f, m);
+	touch(f, m, BOOK__MBO_SIDES);
 }
 
 void
@@ -381,14 +393,27 @@ static inline uint32_t
 level_search(const struct book_mbo *m, unsigned int side, int64_t price)
 {
 	const struct book__mbo_level *lv = m->levels[side];
-	uint32_t lo = 0, hi = m->nlevels[side], mid;
+	uint32_t lo = 0, len = m->nlevels[side];
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (worse(side, lv[mid].price, price))
-			lo = mid + 1;
-		else
-			hi = mid;
+	/* Branch-free halving (the comparisons are data, so a branch on them
+	 * mispredicts about every other time): the trip count depends only on
+	 * the number of levels, the side's test is hoisted out of the loop. */
+	if (side == BOOK_BID) {
+		while (len > 0) {
+			const uint32_t half = len / 2;
+			const bool w = lv[lo + half].price < price;
+
+			lo = w ? lo + half + 1 : lo;
+			len = w ? len - half - 1 : half;
+		}
+	} else {
+		while (len > 0) {
+			const uint32_t half = len / 2;
+			const bool w = lv[lo + half].price > price;
+
+			lo = w ? lo + half + 1 : lo;
+			len = w ? len - half - 1 : half;
+		}
 	}
 	return lo;
 }
@@ -550,6 +575,7 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 				go_stale(f, m);
 			return UNKNOWN;
 		}
+		m->check_sides |= (uint8_t)(1u << m->orders[o].side);
 		detach(m, o);
 		table_remove(m, e->id);
 		m->free_stack[m->free_top++] = o;
@@ -579,6 +605,7 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 		ord->qty = e->qty;
 		return DONE_CHANGE;
 	}
+	m->check_sides |= (uint8_t)(1u << ord->side);
 	detach(m, o);
 	ord->side = (uint8_t)side;
 	ord->price = price;
@@ -610,32 +637,18 @@ order_entry(struct book__walk_ctx *c, int32_t sid, const struct mbo_entry *e)
 		m = book_of(f, in);
 	if (m != NULL && m->state <= BOOK_MBO_PARTIAL) {
 		r = apply(f, m, in, e);
-		touch(f, m);
+		/* the entry's side (apply() adds the side an order left) */
+		touch(f, m, e->type == MDP3_MD_ENTRY_TYPE_BOOK_BID ? 1u << BOOK_BID :
+			    e->type == MDP3_MD_ENTRY_TYPE_BOOK_OFFER ? 1u << BOOK_ASK :
+			    BOOK__MBO_SIDES);
 	}
 	if (c->replay) {
 		f->counters.mbo_replayed += r <= DONE_DELETE;
 		return;
 	}
-	switch (r) {
-	case DONE_NEW:
-		f->counters.mbo_new++;
-		break;
-	case DONE_CHANGE:
-		f->counters.mbo_changes++;
-		break;
-	case DONE_DELETE:
-		f->counters.mbo_deletes++;
-		break;
-	case UNKNOWN:
-		f->counters.mbo_unknown_orders++;
-		break;
-	case BAD:
-		f->counters.mbo_bad_entries++;
-		break;
-	case NOT_APPLIED:
-		f->counters.mbo_not_applied++;
-		break;
-	}
+	/* one counter per outcome, by table: a switch here is an indirect
+	 * jump that mispredicts whenever the kind of entry changes */
+	(*(uint64_t *)((char *)&f->counters + outcome_counter[r]))++;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -814,7 +827,7 @@ book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 	m->loading = false;
 	set_state(f, m, BOOK_MBO_VALID);
 	f->counters.mbo_snapshots++;
-	touch(f, m);
+	touch(f, m, BOOK__MBO_SIDES);
 	if (f->rec_count > 0)
 		book__replay(f, sid, last_seq, true);
 	if (!book__buffering(f))
@@ -825,48 +838,91 @@ book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 /* The oracle                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* Nonzero when an aggregated level and a price level differ (no branch). */
+static inline uint64_t
+level_differs(int64_t price, int64_t qty, uint32_t orders, const struct book_level *b)
+{
+	return (uint64_t)(price ^ b->price) | (uint64_t)(qty ^ b->qty) |
+	       (uint64_t)(orders ^ (uint32_t)b->orders);
+}
+
+/* Whether side differs anywhere in its first depth levels (the usual answer,
+ * no: one pass without branches). */
+static inline bool
+side_differs(const struct book_mbo *m, unsigned int side, const struct book_level *mbp,
+	     unsigned int depth)
+{
+	const uint32_t n = m->nlevels[side];
+	const unsigned int k = n < depth ? n : depth;
+	const struct book__mbo_level *lv = &m->levels[side][n];  /* best is last */
+	uint64_t d = 0;
+	unsigned int i;
+
+	for (i = 0; i < k; i++) {
+		--lv;
+		d |= level_differs(lv->price, lv->qty, lv->orders, &mbp[i]);
+	}
+	for (; i < depth; i++)
+		d |= level_differs(BOOK_PRICE_NONE, 0, 0, &mbp[i]);
+	return d != 0;
+}
+
+/* The differences of one side, level by level (only when there is one). */
+static __attribute__((noinline, cold)) unsigned int
+side_diffs(const struct book__walk_ctx *c, const struct book_mbo *m, unsigned int side,
+	   const struct book_instrument *in, const struct book_level *mbp)
+{
+	struct book_feed *f = c->feed;
+	const uint32_t n = m->nlevels[side];
+	struct book_level agg;
+	unsigned int i, diffs = 0;
+
+	for (i = 0; i < in->depth; i++) {
+		if (i < n) {
+			const struct book__mbo_level *lv = &m->levels[side][n - 1 - i];
+
+			agg.price = lv->price;
+			agg.qty = lv->qty;
+			agg.orders = (int32_t)lv->orders;
+		} else {
+			agg.price = BOOK_PRICE_NONE;
+			agg.qty = 0;
+			agg.orders = 0;
+		}
+		agg.reserved = 0;
+		if (level_differs(agg.price, agg.qty, (uint32_t)agg.orders, &mbp[i]) == 0)
+			continue;
+		diffs++;
+		if (f->mbo_diff_count < f->config.mbo_diffs) {
+			struct book_mbo_diff *d = &f->mbo_diffs[f->mbo_diff_count++];
+
+			d->security_id = in->security_id;
+			d->msg_seq_num = c->seq;
+			d->side = (uint8_t)side;
+			d->level = (uint8_t)(i + 1);
+			d->mbo = agg;
+			d->mbp = mbp[i];
+		}
+	}
+	return diffs;
+}
+
 static void
 compare(const struct book__walk_ctx *c, struct book_mbo *m, const struct book_instrument *in)
 {
 	struct book_feed *f = c->feed;
-	const struct book_level *mbp;
-	struct book_level agg;
-	unsigned int side, i, diffs = 0;
-	uint32_t n;
+	unsigned int diffs = 0;
 
 	f->counters.mbo_checks++;
-	for (side = BOOK_BID; side <= BOOK_ASK; side++) {
-		mbp = side == BOOK_BID ? in->bid : in->ask;
-		n = m->nlevels[side];
-		for (i = 0; i < in->depth; i++) {
-			if (i < n) {
-				const struct book__mbo_level *lv = &m->levels[side][n - 1 - i];
-
-				agg.price = lv->price;
-				agg.qty = lv->qty;
-				agg.orders = (int32_t)lv->orders;
-			} else {
-				agg.price = BOOK_PRICE_NONE;
-				agg.qty = 0;
-				agg.orders = 0;
-			}
-			agg.reserved = 0;
-			if (agg.price == mbp[i].price && agg.qty == mbp[i].qty &&
-					agg.orders == mbp[i].orders)
-				continue;
-			diffs++;
-			if (f->mbo_diff_count < f->config.mbo_diffs) {
-				struct book_mbo_diff *d = &f->mbo_diffs[f->mbo_diff_count++];
-
-				d->security_id = in->security_id;
-				d->msg_seq_num = c->seq;
-				d->side = (uint8_t)side;
-				d->level = (uint8_t)(i + 1);
-				d->mbo = agg;
-				d->mbp = mbp[i];
-			}
-		}
-	}
+	/* only the sides that changed in either book since the last comparison
+	 * (an unchanged side was compared then) */
+	if ((m->check_sides & (1u << BOOK_BID)) &&
+	    __builtin_expect(side_differs(m, BOOK_BID, in->bid, in->depth), 0))
+		diffs += side_diffs(c, m, BOOK_BID, in, in->bid);
+	if ((m->check_sides & (1u << BOOK_ASK)) &&
+	    __builtin_expect(side_differs(m, BOOK_ASK, in->ask, in->depth), 0))
+		diffs += side_diffs(c, m, BOOK_ASK, in, in->ask);
+	m->check_sides = 0;
 	if (diffs != 0) {
 		f->counters.mbo_mismatches++;
 		f->counters.mbo_level_diffs += diffs;
