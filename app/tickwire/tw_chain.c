@@ -1054,6 +1054,21 @@ tw_chain_book(struct tw_chain *c)
 	return c->book;
 }
 
+const struct book_instrument *
+tw_chain_instrument(const struct tw_chain *c, int32_t security_id, const struct book_mbo **mbo)
+{
+	for (uint32_t i = 0; i < c->n_channels; i++) {
+		const struct book_instrument *in = book_feed_find(c->path[i]->book, security_id);
+
+		if (in != NULL) {
+			if (mbo != NULL)
+				*mbo = book_feed_mbo(c->path[i]->book, security_id);
+			return in;
+		}
+	}
+	return NULL;
+}
+
 uint32_t
 tw_chain_channel_stats(const struct tw_chain *c, struct tw_chain_channel_stats *out,
 		       uint32_t cap)

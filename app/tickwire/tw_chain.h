@@ -136,6 +136,10 @@ struct tw_chain_opts {
 	uint32_t price_band_ticks;
 	/** the iLink 3 session (copied); NULL: order frames go to order_sink */
 	const struct il3_session_config *session;
+	/** with a session, also hand every order and cancel frame to
+	 *  order_sink once the session has written it (tickwire-replay's
+	 *  orders pcap in a backtest against the simulated exchange) */
+	bool sink_with_session;
 	tw_ticks_fn now_ns;           /**< wall clock, ns (risk window, session); NULL: 0 */
 };
 
@@ -277,6 +281,20 @@ struct act_actor *tw_chain_feed(struct tw_chain *c);
 struct act_actor *tw_chain_order_out(struct tw_chain *c);
 /** The book actor (private to the decode group, like the other stages). */
 struct act_actor *tw_chain_book(struct tw_chain *c);
+
+struct book_instrument;
+struct book_mbo;
+
+/**
+ * Read-only: the lib/book instrument @p security_id of the first channel
+ * that has it, and (when @p mbo is not NULL) its market-by-order book
+ * (NULL without one). For tickwire-replay's simulated exchange, which
+ * matches against the recorded books between the frames it delivers.
+ * Thread: the decode thread, or while the decode group is idle.
+ * @return the instrument, or NULL (unknown).
+ */
+const struct book_instrument *tw_chain_instrument(const struct tw_chain *c, int32_t security_id,
+						  const struct book_mbo **mbo);
 
 /**
  * Telemetry: a copy of one book's top levels, from any thread but the

@@ -206,6 +206,13 @@ place_order(struct order_state *os, const struct tw_order *o, uint64_t *clordid)
 	} else {
 		record_order(c, o);
 		count(&c->stats.orders_sent, 1);
+		if (c->opts.sink_with_session && c->opts.order_sink != NULL) {
+			uint8_t frame[128];
+			uint32_t len = tw_order_frame(o, frame, sizeof(frame));
+
+			if (len != 0)
+				c->opts.order_sink(c->opts.order_sink_ctx, frame, len);
+		}
 	}
 	*slot = (struct open_order){
 		.clordid = *clordid, .client_order_id = o->client_order_id,
@@ -384,6 +391,16 @@ cancel_order(struct order_state *os, struct open_order *oo, uint8_t why, uint64_
 					    oo->security_id, oo->side, now, &request) != 0)
 			return false;
 		oo->cancel_sent = 1;
+		if (c->opts.sink_with_session && c->opts.order_sink != NULL) {
+			uint8_t frame[128];
+			uint32_t len = wire_frame(frame, sizeof(frame), TW_CANCEL_WIRE_MAGIC,
+						  oo->client_order_id, oo->security_id,
+						  oo->side == IL3_SIDE_REQ_SELL ? TW_ORDER_SELL :
+						  TW_ORDER_BUY, why, oo->leaves, 0, oo->price);
+
+			if (len != 0)
+				c->opts.order_sink(c->opts.order_sink_ctx, frame, len);
+		}
 	}
 	count(&c->stats.cancels_sent, 1);
 	return true;
