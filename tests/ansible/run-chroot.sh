@@ -1,12 +1,19 @@
 #!/bin/sh
 # Ansible tests against a chroot of a Debian 12 rootfs (meson suite ansible).
-#   run-chroot.sh idempotency|badmap SOURCE_ROOT BUILD_ROOT
+#   run-chroot.sh idempotency|badmap|backtest SOURCE_ROOT BUILD_ROOT
 # idempotency: site.yml twice with tickwire_image_build=true; the second
 #              run must report changed=0 failed=0.
 # badmap:      site.yml once, then with an invalid core map: the play must
 #              fail at validation with tickwire-check's FILE:LINE finding and
 #              leave /etc/tickwire, the units, tuned, sysctl, defaults and
 #              the binaries exactly as they were.
+# backtest:    backtest-worker.yml twice into a bare node (tickwire's
+#              libraries purged first), second run changed=0 failed=0; the
+#              programs run in the chroot (a session as user nobody), their
+#              packages are back, nothing of the appliance landed (no unit,
+#              config, secret, tuning, sysctl, health gate, state
+#              directory) and Slurm is left alone; then a run with the
+#              Slurm packages.
 set -eu
 mode=$1
 src=$(cd "$2" && pwd)
@@ -44,12 +51,16 @@ fi
 meson install -C "$build" --no-rebuild --quiet --destdir "$work/dist" >/dev/null
 
 play() {
-	# play LOG [ansible-playbook args...]
+	# play LOG [ansible-playbook args...]: site.yml, or backtest-worker.yml
+	# (mode backtest: its own inventory, no vault)
 	log=$1
 	shift
-	(cd "$src/ansible" && ansible-playbook -i "$here/inventory/chroot" site.yml \
-		-e ansible_host="$work/root" -e tickwire_dist_dir="$work/dist" \
-		--vault-password-file "$here/vault-password.txt" "$@") >"$log" 2>&1
+	case $mode in
+	backtest) set -- -i "$here/inventory/backtest-chroot" backtest-worker.yml "$@" ;;
+	*) set -- -i "$here/inventory/chroot" site.yml --vault-password-file "$here/vault-password.txt" "$@" ;;
+	esac
+	(cd "$src/ansible" && ansible-playbook "$@" \
+		-e ansible_host="$work/root" -e tickwire_dist_dir="$work/dist") >"$log" 2>&1
 }
 recap() {
 	grep -E '^rootfs +: ' "$1" | tail -n 1
@@ -59,12 +70,18 @@ fail() {
 	exit 1
 }
 sums() {
-	# content of every regular file, then path, mode and link target of everything
-	(cd "$work/root" && find etc/tickwire etc/systemd/system etc/tuned etc/default etc/sysctl.d \
-		usr/local/bin usr/local/lib/tickwire boot -xdev -type f -print0 | sort -z | xargs -0 -r sha256sum &&
-		find etc/tickwire etc/systemd/system etc/tuned etc/default etc/sysctl.d usr/local/bin usr/local/lib/tickwire \
-			boot -xdev -printf '%p %m %l\n' | sort)
+	# sums DIR...: under those directories of the rootfs, the content of
+	# every regular file, then path, mode and link target of everything
+	# (an absent directory is listed as such)
+	(cd "$work/root" && dirs= && for d in "$@"; do
+		if [ -e "$d" ]; then dirs="$dirs $d"; else echo "absent $d"; fi
+	done && if [ -n "$dirs" ]; then
+		# shellcheck disable=SC2086 # the word list is the point
+		find $dirs -xdev -type f -print0 | sort -z | xargs -0 -r sha256sum &&
+			find $dirs -xdev -printf '%p %m %l\n' | sort
+	fi)
 }
+appliance_dirs="etc/tickwire etc/systemd/system etc/tuned etc/default etc/sysctl.d usr/local/lib/tickwire boot"
 
 start=$(date +%s)
 case $mode in
@@ -104,7 +121,7 @@ badmap)
 		play "$work/good.log" || { tail -n 40 "$work/good.log"; fail "good run failed"; }
 		echo "good run: $(recap "$work/good.log") ($(($(date +%s) - start)) s)"
 	fi
-	sums >"$work/before.sums"
+	sums $appliance_dirs usr/local/bin >"$work/before.sums"
 	t2=$(date +%s)
 	if play "$work/bad.log" -e "@$here/badmap-vars.yml"; then
 		fail "the bad core map was accepted"
@@ -116,12 +133,94 @@ badmap)
 	if grep -qE 'TASK \[tickwire_config : Install the validated pair\]|TASK \[tickwire_tuning' "$work/bad.log"; then
 		fail "tasks after validation ran"
 	fi
-	sums >"$work/after.sums"
+	sums $appliance_dirs usr/local/bin >"$work/after.sums"
 	if ! cmp -s "$work/before.sums" "$work/after.sums"; then
 		diff "$work/before.sums" "$work/after.sums" | head -n 20
 		fail "the host changed"
 	fi
 	echo "host unchanged: $(wc -l <"$work/before.sums") files compared"
+	;;
+backtest)
+	# a bare worker node: without the programs' libraries (the role must
+	# install them from the mirror: the host's resolver in the rootfs)
+	r=$work/root
+	purge="libconfig9 libiniparser1"
+	# shellcheck disable=SC2086
+	chroot "$r" dpkg --purge $purge >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpkg --purge $purge"; }
+	rm -f "$r/etc/resolv.conf"
+	cp /etc/resolv.conf "$r/etc/resolv.conf"
+	# the programs the overlay holds (tickwire-backtest once meson installs it)
+	programs="tickwire-replay tickwire-synth"
+	[ -f "$work/dist/usr/local/bin/tickwire-backtest" ] && programs="$programs tickwire-backtest"
+	echo "programs: $programs"
+	list=$(printf '"%s",' $programs)
+	sums $appliance_dirs >"$work/before.sums"
+	touch "$work/marker"
+	play "$work/run1.log" -e "{\"tickwire_backtest_worker_programs\": [${list%,}]}" ||
+		{ tail -n 40 "$work/run1.log"; fail "first run failed"; }
+	echo "run 1: $(recap "$work/run1.log") ($(($(date +%s) - start)) s)"
+	t2=$(date +%s)
+	play "$work/run2.log" -e "{\"tickwire_backtest_worker_programs\": [${list%,}]}" ||
+		{ tail -n 40 "$work/run2.log"; fail "second run failed"; }
+	r2=$(recap "$work/run2.log")
+	echo "run 2: $r2 ($(($(date +%s) - t2)) s)"
+	echo "$r2" | grep -q ' changed=0 ' || { grep -B2 -E '^changed:' "$work/run2.log" | head -n 40; fail "second run changed something"; }
+	echo "$r2" | grep -q ' failed=0 ' || fail "second run failed tasks"
+	# shellcheck disable=SC2086
+	n=$(chroot "$r" dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' $purge 2>/dev/null | grep -c ' ii ') || true
+	[ "$n" = "$(echo $purge | wc -w)" ] || fail "the purged $purge not installed again"
+	for p in $programs; do
+		[ "$(stat -c '%U %a' "$r/usr/local/bin/$p")" = "root 755" ] || fail "$p: $(stat -c '%U %a' "$r/usr/local/bin/$p")"
+		# tickwire-replay --help prints its usage and exits 2, tickwire-synth 0
+		rc=0
+		chroot "$r" "/usr/local/bin/$p" --help >"$work/help-$p.log" 2>&1 || rc=$?
+		{ [ "$rc" = 0 ] || [ "$rc" = 2 ]; } && grep -qi '^usage: ' "$work/help-$p.log" ||
+			{ head -n 5 "$work/help-$p.log"; fail "$p --help in the chroot: exit $rc"; }
+		echo "$p --help: exit $rc, $(head -n 1 "$work/help-$p.log")"
+	done
+	[ "$(stat -c '%U %a' "$r/var/lib/tickwire-backtest")" = "root 1777" ] || fail "work directory"
+	# an array task's work as an ordinary user in the work directory: a
+	# synthetic session (feeds A, B, snapshots) replayed with the demo
+	# profile, through tickwire-backtest when installed
+	w=/var/lib/tickwire-backtest/smoke
+	mkdir "$r$w"
+	cp -r "$src/dpdk-config/demo" "$r$w/profile"
+	chmod -R a+rX "$r$w"
+	chmod 1777 "$r$w"
+	if echo " $programs " | grep -q ' tickwire-backtest '; then
+		job="tickwire-backtest run --profile $w/profile --out $w/out -j 1 $w/s1 && test -s $w/out/report.json"
+	else
+		job="tickwire-replay --ports $w/profile/ports.ini --config $w/profile/tickwire.cfg --print-books 0 s1/a.pcap s1/b.pcap"
+	fi
+	chroot --userspec=nobody:nogroup "$r" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin sh -ec "cd $w && mkdir s1 &&
+		tickwire-synth --out-a s1/a.pcap --out-b s1/b.pcap --snapshot s1/s.pcap --seed 1 --events 2000 && $job" \
+		>"$work/smoke.log" 2>&1 || { tail -n 20 "$work/smoke.log"; fail "a session as user nobody: $job"; }
+	echo "a session as user nobody: $(grep -m 1 -E '^tickwire-backtest: [0-9]+ sessions' "$work/smoke.log" || echo "$job: exit 0")"
+	rm -rf "${r:?}$w"
+	# nothing of the appliance: the unit, config, secrets, tuning, sysctl,
+	# defaults, health gate and boot as before, and nothing else named
+	# tickwire changed in the rootfs than the programs and the work directory
+	sums $appliance_dirs >"$work/after.sums"
+	if ! cmp -s "$work/before.sums" "$work/after.sums"; then
+		diff "$work/before.sums" "$work/after.sums" | head -n 20
+		fail "the appliance's files changed"
+	fi
+	allowed=$(for p in $programs; do echo "./usr/local/bin/$p"; done; echo ./var/lib/tickwire-backtest)
+	(cd "$r" && find . -xdev -cnewer "$work/marker" -name '*tickwire*' -print) | sort >"$work/new-tickwire"
+	extra=$(echo "$allowed" | sort | comm -23 "$work/new-tickwire" -)
+	[ -z "$extra" ] || { echo "$extra" | head -n 20; fail "files of the appliance landed"; }
+	echo "appliance untouched: $(wc -l <"$work/before.sums") entries compared; new: $(echo $(cat "$work/new-tickwire"))"
+	# Slurm: left alone by default; its packages (only) on request
+	chroot "$r" dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' slurmd munge 2>/dev/null | grep ' ii ' &&
+		fail "Slurm installed without tickwire_backtest_worker_slurm"
+	t3=$(date +%s)
+	play "$work/run3.log" -e "{\"tickwire_backtest_worker_programs\": [${list%,}]}" -e tickwire_backtest_worker_slurm=true ||
+		{ tail -n 40 "$work/run3.log"; fail "run with tickwire_backtest_worker_slurm=true failed"; }
+	echo "run 3 (slurm): $(recap "$work/run3.log") ($(($(date +%s) - t3)) s)"
+	n=$(chroot "$r" dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' slurmd munge 2>/dev/null | grep -c ' ii ') || true
+	[ "$n" = 2 ] || fail "slurmd and munge not installed with tickwire_backtest_worker_slurm=true"
+	[ ! -e "$r/etc/slurm/slurm.conf" ] || fail "a slurm.conf landed"
+	touch "$work/passed"
 	;;
 *)
 	fail "unknown mode $mode"
