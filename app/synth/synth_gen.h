@@ -262,6 +262,17 @@ int synth_mbo_deep_event(struct synth_gen *gen);
 int64_t synth_mbo_level_px(const struct synth_gen *gen, unsigned int i, unsigned int side,
 		unsigned int at, int64_t none);
 
+/**
+ * The market takes one order of visible level at (0-based) of instrument i,
+ * side: cancelled by the next outright entry of that side (a Delete of the
+ * level if it was its only order, else a Change less its quantity), or, with
+ * move, held by it and placed by the entry after it (a New of one order or a
+ * Change plus its quantity, at another price): one Update, a price change.
+ * @return the order's quantity; 0 if the level has no order (nothing taken).
+ */
+int32_t synth_mbo_take(struct synth_gen *gen, unsigned int i, unsigned int side,
+		unsigned int at, bool move);
+
 /** Apply an SYNTH_OP_ORDER to a book (the truth). @return 0 or -EPROTO / -ENOSPC. */
 int synth_mbo_apply(struct synth_order_book *book, const struct synth_op *op);
 

@@ -70,6 +70,19 @@ static const uint8_t month_number[] = { 3, 6, 9, 12 };
 #define SNAP(f) SYNTH_F_SNAPSHOT52_##f
 #define SNAP_E(f) SYNTH_F_SNAPSHOT52_NO_MD_ENTRIES_##f
 #define DEF(f) SYNTH_F_FUTURE54_##f
+
+/* --mbo: the outright book events as order events (book_event_mbo), by roll
+ * out of 765: in-place quantity change, order moved to another price, order
+ * at a new level, order cancelled, Overlay, DeleteThru, DeleteFrom.  Tuned
+ * to the v9.1 sample's order-entry rates (synth_mbo.c). */
+#define MBO_ROLL_CHANGE 30
+#define MBO_ROLL_MOVE 300
+#define MBO_ROLL_NEW 580
+#define MBO_ROLL_CANCEL 755
+#define MBO_ROLL_OVERLAY 758
+#define MBO_ROLL_DELETE_THRU 760
+/* A moved order joins an existing level (else a new one) with this chance. */
+#define MBO_MOVE_JOIN_PER_MILLE 100
 #define STATUS(f) SYNTH_F_SECURITY_STATUS30_##f
 
 /* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
@@ -392,6 +405,8 @@ pick_level(struct synth_gen *gen, unsigned int count)
 /* ---- book events (entries in the Book46 being built) ---- */
 
 static int add_change(struct synth_gen *gen, unsigned int i, unsigned int side);
+static int book_event_mbo(struct synth_gen *gen, unsigned int i, unsigned int side,
+		unsigned int roll);
 
 static int
 add_new_level(struct synth_gen *gen, unsigned int i, unsigned int side, unsigned int level)
@@ -563,6 +578,77 @@ add_delete_from(struct synth_gen *gen, unsigned int i, unsigned int side)
 	if (rc == 0)
 		rc = append_levels(gen, i, side, n);
 	return rc;
+}
+
+/* --mbo: one order of a visible level cancelled (the level deleted if it was
+ * its only order). */
+static int
+add_cancel(struct synth_gen *gen, unsigned int i, unsigned int side)
+{
+	struct synth_side *s = &gen->inst[i].book.side[side];
+	struct synth_level l;
+	unsigned int level;
+	int32_t qty;
+
+	if (s->count <= 1)
+		return add_new(gen, i, side);
+	level = pick_level(gen, s->count);
+	l = s->level[level - 1];
+	qty = synth_mbo_take(gen, i, side, level - 1u, false);
+	if (qty < 1)
+		return -EPROTO;
+	if (l.orders <= 1)
+		return book_entry(gen, i, SYNTH_V_MD_UPDATE_ACTION_DELETE, side, level, l.px,
+				l.size, l.orders);
+	return book_entry(gen, i, SYNTH_V_MD_UPDATE_ACTION_CHANGE, side, level, l.px,
+			l.size - qty, l.orders - 1);
+}
+
+/* --mbo: one order moved to another visible price (a new level or another
+ * level): the level it leaves, the level it joins, one Update. */
+static int
+add_move(struct synth_gen *gen, unsigned int i, unsigned int side)
+{
+	struct synth_instrument *inst = &gen->inst[i];
+	struct synth_book *b = &inst->book;
+	struct synth_side *s = &b->side[side];
+	unsigned int level, depth = synth_book_side_depth(b, side), k;
+	struct synth_level l;
+	int64_t from, px;
+	int32_t qty;
+	int rc;
+
+	if (s->count < 2)
+		return add_change(gen, i, side);
+	level = pick_level(gen, s->count);
+	l = s->level[level - 1];
+	from = l.px;
+	qty = synth_mbo_take(gen, i, side, level - 1u, true);
+	if (qty < 1)
+		return -EPROTO;
+	if (l.orders <= 1)
+		rc = book_entry(gen, i, SYNTH_V_MD_UPDATE_ACTION_DELETE, side, level, l.px,
+				l.size, l.orders);
+	else
+		rc = book_entry(gen, i, SYNTH_V_MD_UPDATE_ACTION_CHANGE, side, level, l.px,
+				l.size - qty, l.orders - 1);
+	if (rc < 0)
+		return rc;
+	if (synth_rng_below(&gen->market_rng, 1000) >= MBO_MOVE_JOIN_PER_MILLE) {
+		level = pick_level(gen, s->count < depth ? s->count + 1u : depth);
+		if (new_price(gen, inst, side, level, &px) && px != from)
+			return book_entry(gen, i, SYNTH_V_MD_UPDATE_ACTION_NEW, side, level,
+					px, qty, 1);
+	}
+	/* joins a level (the one picked, else the first that can take it) */
+	level = pick_level(gen, s->count);
+	for (k = 0; k < s->count; k++, level = level % s->count + 1u)
+		if (s->level[level - 1].px != from &&
+				s->level[level - 1].orders < SYNTH_MBO_LEVEL_ORDERS)
+			return book_entry(gen, i, SYNTH_V_MD_UPDATE_ACTION_CHANGE, side, level,
+					s->level[level - 1].px, s->level[level - 1].size + qty,
+					s->level[level - 1].orders + 1);
+	return -EPROTO;
 }
 
 static int
@@ -758,6 +844,30 @@ trade_event(struct synth_gen *gen, unsigned int i)
 	return end_msg(gen, MEI_QUOTE | MEI_END);
 }
 
+/* --mbo: the outright book events as order events (rolls 0-719 and 950-994
+ * of book_event): mostly orders added at new levels, cancelled and moved to
+ * other prices; fewer in-place quantity changes, and the multi-level deletes
+ * rarer. */
+static int
+book_event_mbo(struct synth_gen *gen, unsigned int i, unsigned int side, unsigned int roll)
+{
+	if (roll >= 950)
+		roll = roll - 950u + 720u; /* 720-764 */
+	if (roll < MBO_ROLL_CHANGE)
+		return add_change(gen, i, side);
+	if (roll < MBO_ROLL_MOVE)
+		return add_move(gen, i, side);
+	if (roll < MBO_ROLL_NEW)
+		return add_new(gen, i, side);
+	if (roll < MBO_ROLL_CANCEL)
+		return add_cancel(gen, i, side);
+	if (roll < MBO_ROLL_OVERLAY)
+		return add_overlay(gen, i, side);
+	if (roll < MBO_ROLL_DELETE_THRU)
+		return add_delete_thru(gen, i, side);
+	return add_delete_from(gen, i, side);
+}
+
 /* A book event: entries for instrument i, maybe an implied entry of another. */
 static int
 book_event(struct synth_gen *gen, unsigned int i, unsigned int roll)
@@ -769,7 +879,9 @@ book_event(struct synth_gen *gen, unsigned int i, unsigned int roll)
 
 	if (rc < 0)
 		return rc;
-	if (roll < 380)
+	if (gen->mbo != NULL && (roll < 720 || roll >= 950))
+		rc = book_event_mbo(gen, i, side, roll);
+	else if (roll < 380)
 		rc = add_change(gen, i, side);
 	else if (roll < 580)
 		rc = add_new(gen, i, side);

@@ -8,20 +8,27 @@
  * O(orders of the level squared) per entry, at most 40 x 40.
  *
  * Calibration (tests/synth/mbo_rates.py, unique packets).  The v9.1 example
- * capture (Cme.Mdp3.Sbe.v9.1.Example.pcap, 9 channels): 306 outright
- * price-level entries of template 46 (152 New, 139 Delete, 15 Change) carry
- * 213 order entries (69 New, 92 Update, 52 Delete) and there are 6
- * template-47 entries: 0.72 order entries per price-level entry, 2.7% of
- * them in 47, actions New 32% / Update 42% / Delete 26%.  tickwire-synth
- * --mbo (8 instruments, 50,000 events, seed 17, the bench_feed capture):
- * 54,943 outright price-level entries (49% Change, 32% New, 15% Delete),
- * 76,589 order entries: 1.39 per price-level entry, 2.4% in 47, New 35% /
- * Update 30% / Delete 35%.  The gap comes from the price-level mix, which
- * --mbo keeps (a Change is one order entry here, a Delete the level's
- * orders; the real sample is mostly New/Delete of levels that bring no order
- * entry): a new level during the day has one order, two now and then
- * (NEW_LEVEL_TWO_PER_MILLE), a Change is one order event, and the deep book
- * changes on its own (DEEP_EVENT_PER_MILLE) to give 47 its share.
+ * capture (Cme.Mdp3.Sbe.v9.1.Example.pcap, 9 channels) is tiny: 52 unique
+ * packets, 306 outright price-level entries of template 46 (152 New, 139
+ * Delete, 15 Change) carrying 213 order entries (69 New, 92 Update, 52
+ * Delete) and 6 template-47 entries: 0.72 order entries per price-level
+ * entry, 2.7% of them in 47, actions New 32% / Update 42% / Delete 26%.
+ * Those are the targets of the test synth_mbo_rates (mbo_rates.py --check:
+ * +-15% relative for the entries per level entry, +-2 points for the 47
+ * share, +-8 points per action).  To reach them --mbo drives the outright
+ * book events by orders (synth_market.c book_event_mbo, MBO_ROLL_*): an
+ * order moved to another price (synth_mbo_take: the level it leaves, a
+ * Delete when it was the only order, which lets a deep level into view with
+ * no order entry, then the New or Change it joins, one Update), an order at
+ * a new level, one order cancelled (a Delete, or a Change of a level that
+ * keeps others), few in-place quantity Changes, DeleteThru / DeleteFrom /
+ * Overlay rarer; the deep book changes alone less often
+ * (DEEP_EVENT_PER_MILLE).  tickwire-synth --mbo --reset-first --seed 17
+ * --instruments 8 --events 50000 (the bench_feed capture): 68,481 outright
+ * price-level entries (40% New, 36% Change, 23% Delete), 52,578 order
+ * entries: 0.77 per price-level entry, 2.9% in 47, New 28% / Update 44% /
+ * Delete 28% (was 1.39, 2.4%, 35/30/35 with the generator's Change-heavy
+ * level mix).  Without --mbo the market model draws as before.
  */
 #include <errno.h>
 #include <string.h>
@@ -39,10 +46,10 @@ enum { ORDER_NEW = 0, ORDER_UPDATE = 1, ORDER_DELETE = 2 };
 /* Chance (per mille) that an event is followed by a change of the deep book
  * (template 47 alone), and that a Change also moves one order to the back of
  * its queue (a priority change). */
-#define DEEP_EVENT_PER_MILLE 120
+#define DEEP_EVENT_PER_MILLE 40
 #define PRIORITY_CHANGE_PER_MILLE 30
 /* A new price level has one order, two with this chance (per mille). */
-#define NEW_LEVEL_TWO_PER_MILLE 150
+#define NEW_LEVEL_TWO_PER_MILLE 50
 
 static const char order_entry_type[2] = {
 	SYNTH_V_MD_ENTRY_TYPE_BOOK_BID, SYNTH_V_MD_ENTRY_TYPE_BOOK_OFFER,
@@ -304,6 +311,85 @@ new_level_orders(struct synth_mbo *m, int32_t qty)
 	return n > qty ? qty : n;
 }
 
+int32_t
+synth_mbo_take(struct synth_gen *gen, unsigned int i, unsigned int side, unsigned int at,
+		bool move)
+{
+	struct synth_mbo *m = gen->mbo;
+	const struct synth_order_side *s = &m->book[i].side[side];
+	const struct synth_order_level *lv;
+	unsigned int k;
+
+	if (at >= s->count || s->level[at].count == 0)
+		return 0;
+	lv = &s->level[at];
+	k = (unsigned int)synth_rng_below(&m->rng, lv->count);
+	m->take = move ? SYNTH_MBO_TAKE_MOVE : SYNTH_MBO_TAKE_CANCEL;
+	m->take_instrument = (uint16_t)i;
+	m->take_side = (uint8_t)side;
+	m->take_id = lv->order[k].id;
+	return lv->order[k].qty;
+}
+
+/* The entry removes the taken order from level at (cancelled: its Delete;
+ * moved: held, no entry). */
+static int
+plan_take(struct synth_mbo *m, unsigned int i, unsigned int side, unsigned int at,
+		struct synth_book_op *bop)
+{
+	struct synth_order_side *s = &m->book[i].side[side];
+	struct synth_order_level *lv = &s->level[at];
+	struct synth_order o;
+	unsigned int k;
+	int64_t px = lv->px;
+
+	for (k = 0; k < lv->count && lv->order[k].id != m->take_id; k++)
+		;
+	if (k == lv->count)
+		return -EPROTO;
+	o = lv->order[k];
+	remove_order(lv, k);
+	if (bop->action == SYNTH_V_MD_UPDATE_ACTION_DELETE) {
+		if (lv->count != 0)
+			return -EPROTO;
+		remove_level(s, at);
+	} else if (lv->count == 0 || level_qty(lv) != bop->size) {
+		return -EPROTO;
+	} else {
+		bop->orders = lv->count;
+	}
+	if (m->take == SYNTH_MBO_TAKE_MOVE) {
+		m->held = o;
+		m->take = SYNTH_MBO_TAKE_HELD;
+		m->counters.moves++;
+		return 0;
+	}
+	m->take = SYNTH_MBO_TAKE_NONE;
+	m->counters.cancels++;
+	return plan_push(m, ORDER_DELETE, i, side, false, &o, px) ? 0 : -ENOSPC;
+}
+
+/* The entry places the held order at lv (its new price): new priority, back
+ * of the queue, one Update. */
+static int
+plan_place(struct synth_mbo *m, struct synth_order_book *ob, unsigned int i, unsigned int side,
+		struct synth_order_level *lv, struct synth_book_op *bop)
+{
+	struct synth_order *o;
+
+	if (lv->count >= SYNTH_MBO_LEVEL_ORDERS)
+		return -EPROTO;
+	o = &lv->order[lv->count++];
+	*o = m->held;
+	o->priority = ob->next_priority++;
+	if (level_qty(lv) != bop->size)
+		return -EPROTO;
+	bop->orders = lv->count;
+	m->take = SYNTH_MBO_TAKE_NONE;
+	m->counters.price_changes++;
+	return plan_push(m, ORDER_UPDATE, i, side, false, o, lv->px) ? 0 : -ENOSPC;
+}
+
 int
 synth_mbo_plan(struct synth_gen *gen, unsigned int i, struct synth_book_op *bop)
 {
@@ -313,10 +399,20 @@ synth_mbo_plan(struct synth_gen *gen, unsigned int i, struct synth_book_op *bop)
 	unsigned int depth = gen->inst[i].book.depth, at = bop->level - 1u, k;
 	struct synth_order_level before, *lv;
 	int32_t count;
+	bool taken;
 	int rc = 0;
 
 	m->plan_count = 0;
 	m->counters.level_entries++;
+	taken = m->take != SYNTH_MBO_TAKE_NONE && m->take_instrument == i &&
+		m->take_side == bop->side;
+	if (taken && m->take != SYNTH_MBO_TAKE_HELD &&
+			(bop->action == SYNTH_V_MD_UPDATE_ACTION_CHANGE ||
+			 bop->action == SYNTH_V_MD_UPDATE_ACTION_DELETE)) {
+		if (at >= s->count)
+			return -EPROTO;
+		return plan_take(m, i, bop->side, at, bop);
+	}
 	switch (bop->action) {
 	case SYNTH_V_MD_UPDATE_ACTION_NEW:
 		if (at < s->count && s->level[at].px == bop->px) {
@@ -335,6 +431,10 @@ synth_mbo_plan(struct synth_gen *gen, unsigned int i, struct synth_book_op *bop)
 		s->count++;
 		lv = &s->level[at];
 		lv->px = bop->px;
+		if (taken) {
+			lv->count = 0;
+			return rc < 0 ? rc : plan_place(m, ob, i, bop->side, lv, bop);
+		}
 		count = gen->origin != NULL && strcmp(gen->origin, "event") == 0 ?
 			new_level_orders(m, bop->size) : bop->orders;
 		if (count > SYNTH_MBO_LEVEL_ORDERS)
@@ -349,6 +449,8 @@ synth_mbo_plan(struct synth_gen *gen, unsigned int i, struct synth_book_op *bop)
 		if (at >= s->count || bop->size < 1)
 			return -EPROTO;
 		lv = &s->level[at];
+		if (taken && bop->action == SYNTH_V_MD_UPDATE_ACTION_CHANGE)
+			return plan_place(m, ob, i, bop->side, lv, bop);
 		before = *lv;
 		if (bop->action == SYNTH_V_MD_UPDATE_ACTION_CHANGE && m->fill > 0) {
 			fill_front(m, lv, m->fill);

@@ -22,6 +22,9 @@
  * to the new price (a price change: new priority); Delete / DeleteFrom /
  * DeleteThru = the orders of the levels removed cancelled; a trade fills the front of the queue
  * (Delete for a full fill, Update with the rest for a partial one).  The
+ * market may also take one order (synth_mbo_take): cancelled by the next
+ * entry, or moved: removed by it without an entry and placed by the entry
+ * after it (a New or a Change at another price) with one Update.  The
  * order entries of a visible level go in the NoOrderIDEntries of the same
  * MDIncrementalRefreshBook46 (ReferenceID = its level entry); those of deep
  * levels, and those that do not fit the message, in
@@ -49,6 +52,14 @@
 #define SYNTH_MBO_PLAN_MAX (SYNTH_MBO_LEVELS * SYNTH_MBO_LEVEL_ORDERS + 64)
 /** Order entries waiting for template 47 messages within one message. */
 #define SYNTH_MBO_SPILL_MAX 4096
+
+/** State of an order taken by the market (struct synth_mbo take). */
+enum {
+	SYNTH_MBO_TAKE_NONE = 0,
+	SYNTH_MBO_TAKE_CANCEL,    /**< the next entry cancels take_id (one Delete) */
+	SYNTH_MBO_TAKE_MOVE,      /**< the next entry removes take_id, held without entry */
+	SYNTH_MBO_TAKE_HELD,      /**< the next New or Change places held (one Update) */
+};
 
 struct synth_order {
 	uint64_t id;
@@ -94,6 +105,8 @@ struct synth_mbo_counters {
 	uint64_t qty_up;          /**< Updates that raised the quantity (new priority) */
 	uint64_t priority_changes;/**< Updates with the same quantity and price, new priority */
 	uint64_t price_changes;   /**< Updates that moved an order to another price */
+	uint64_t moves;           /**< order price moves chosen by the market (one Update) */
+	uint64_t cancels;         /**< single-order cancels chosen by the market */
 	uint64_t fills;           /**< orders filled by trades (partly or fully) */
 	uint64_t level_entries;   /**< outright price-level entries (46) */
 	uint64_t snapshot53;      /**< 53 messages (chunks) sent */
@@ -105,6 +118,14 @@ struct synth_mbo {
 	struct synth_order_book *book;    /**< [instrument]: generator's view */
 	struct synth_order_book *truth;   /**< [instrument]: after the last packet sent */
 	int32_t fill;             /**< quantity the next Change fills (trade), 0: none */
+	/* One order taken out of a level by the market (synth_mbo_take): the next
+	 * outright entry of take_instrument / take_side removes it (cancelled, or
+	 * held for a move), and with a move the entry after it places it. */
+	uint8_t take;             /**< SYNTH_MBO_TAKE_* */
+	uint8_t take_side;
+	uint16_t take_instrument;
+	uint64_t take_id;
+	struct synth_order held;  /**< the order being moved (take == SYNTH_MBO_TAKE_HELD) */
 	unsigned int plan_count;
 	struct synth_mbo_op plan[SYNTH_MBO_PLAN_MAX];
 	unsigned int spill_count;

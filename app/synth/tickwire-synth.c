@@ -1146,10 +1146,12 @@ print_stats(const struct synth_gen *gen)
 				PRIu64 ",\"order_entries_47\":%" PRIu64 ",\"new\":%" PRIu64
 				",\"update\":%" PRIu64 ",\"delete\":%" PRIu64 ",\"qty_up\":%" PRIu64
 				",\"priority_changes\":%" PRIu64 ",\"price_changes\":%" PRIu64
+				",\"moves\":%" PRIu64 ",\"cancels\":%" PRIu64
 				",\"fills\":%" PRIu64 ",\"snapshot53\":%" PRIu64 "}",
 				m->level_entries, m->order_entries_46, m->order_entries_47,
 				m->actions[0], m->actions[1], m->actions[2], m->qty_up,
-				m->priority_changes, m->price_changes, m->fills, m->snapshot53);
+				m->priority_changes, m->price_changes, m->moves, m->cancels,
+				m->fills, m->snapshot53);
 	}
 	fputs("}}\n", f);
 }

@@ -6,12 +6,38 @@ price-level entry (46 NoMDEntries, outright bid/offer only) over the unique
 incremental packets (the A/B copies counted once, by channel and MsgSeqNum).
 
   /usr/bin/python3 tests/synth/mbo_rates.py --decoder build/app/decode/tickwire-decode FILE...
+
+--check compares the rates with the v9.1 example capture's (TARGETS, a tiny
+sample: 52 unique packets, 306 price-level entries) within TOLERANCES and
+exits 1 when one is out (the test synth_mbo_rates, on a tickwire-synth --mbo
+capture).
 """
 import argparse
 import collections
 import json
 import subprocess
 import sys
+
+
+# The v9.1 example capture (Cme.Mdp3.Sbe.v9.1.Example.pcap): 306 outright
+# price-level entries, 219 order entries (70 New, 93 Update, 56 Delete).
+TARGETS = {'order_entries_per_level_entry': 0.716, 'share_47': 0.027,
+           'order_new': 0.320, 'order_update': 0.425, 'order_delete': 0.256}
+# kind, bound: relative (fraction of the target) or absolute (fraction points)
+TOLERANCES = {'order_entries_per_level_entry': ('relative', 0.15),
+              'share_47': ('absolute', 0.02), 'order_new': ('absolute', 0.08),
+              'order_update': ('absolute', 0.08), 'order_delete': ('absolute', 0.08)}
+
+
+def check(result):
+    failures = []
+    for name, target in TARGETS.items():
+        kind, bound = TOLERANCES[name]
+        value = result.get(name)
+        margin = bound * target if kind == 'relative' else bound
+        if value is None or abs(value - target) > margin:
+            failures.append('%s = %s, target %.3f +- %.3f' % (name, value, target, margin))
+    return failures
 
 
 def channel(port):
@@ -21,6 +47,8 @@ def channel(port):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--decoder', required=True)
+    ap.add_argument('--check', action='store_true',
+                    help='exit 1 unless the rates are within TOLERANCES of TARGETS')
     ap.add_argument('files', nargs='+')
     args = ap.parse_args()
     seen = set()
@@ -62,8 +90,18 @@ def main():
     result = dict(sorted(c.items()))
     result['order_entries_per_level_entry'] = round(orders / level, 3) if level else None
     result['share_47'] = round(c['order_47'] / orders, 3) if orders else None
+    # order actions over 46 and 47 (47's Change is an Update)
+    for name, keys in (('new', ('New',)), ('update', ('Update', 'Change')),
+                       ('delete', ('Delete',))):
+        n = sum(c['order_46_' + k] + c['order_47_' + k] for k in keys)
+        result['order_' + name] = round(n / orders, 3) if orders else None
     print(json.dumps(result, indent=1))
-    return 0
+    if not args.check:
+        return 0
+    failures = check(result)
+    for f in failures:
+        print('mbo_rates: out of tolerance: ' + f, file=sys.stderr)
+    return 1 if failures else 0
 
 
 if __name__ == '__main__':
