@@ -5,6 +5,7 @@
 # 1. two root slots, running root_b: only root_b's APPEND gets the tuning
 #    words, root_a's line and every other byte stay; a second run changes
 #    nothing.
+# 1b. the IOMMU words (tickwire-check's) replaced, never doubled.
 # 2. one APPEND line without root=: it is tuned.
 # 3. two APPEND lines, neither with the running root=: the step fails and
 #    says why; the file is untouched.
@@ -66,6 +67,18 @@ grep -qxF '  APPEND root=PARTLABEL=root_a console=ttyS0 isolcpus=1 nohz_full=1' 
 run "$work/slots.conf" "$work/cmdline-b"
 [ "$rc" = 0 ] && grep -q 'changed=0' "$work/out" || fail "second run not idempotent"
 echo "ok: two slots: only the running root_b's APPEND tuned, root_a's kept; idempotent"
+
+# 1b. the IOMMU words are the tuning's too: replaced, never doubled
+printf 'DEFAULT linux\nLABEL linux\n  APPEND ro intel_iommu=on iommu=pt quiet\n' > "$work/iommu.conf"
+echo "BOOT_IMAGE=/vmlinuz ro" > "$work/cmdline-iommu"
+rc=0
+ansible-playbook -i localhost, -c local "$work/play.yml" \
+	-e "tickwire_tuning_extlinux_conf=$work/iommu.conf tickwire_tuning_proc_cmdline=$work/cmdline-iommu" \
+	-e "tickwire_tuning_cmdline='isolcpus=1 intel_iommu=on iommu=pt'" >"$work/out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "IOMMU words: exit $rc"
+grep -qxF '  APPEND ro quiet isolcpus=1 intel_iommu=on iommu=pt' "$work/iommu.conf" ||
+	fail "IOMMU words doubled or lost: $(grep APPEND "$work/iommu.conf")"
+echo "ok: the IOMMU words are replaced, not doubled"
 
 # 2. one APPEND line without root=
 printf 'DEFAULT linux\nLABEL linux\n  KERNEL /vmlinuz\n  APPEND ro quiet isolcpus=2\n' > "$work/one.conf"
