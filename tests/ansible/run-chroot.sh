@@ -1,6 +1,6 @@
 #!/bin/sh
 # Ansible tests against a chroot of a Debian 12 rootfs (meson suite ansible).
-#   run-chroot.sh idempotency|badmap|backtest SOURCE_ROOT BUILD_ROOT
+#   run-chroot.sh idempotency|badmap|backtest|rollback SOURCE_ROOT BUILD_ROOT
 # idempotency: site.yml twice with tickwire_image_build=true; the second
 #              run must report changed=0 failed=0.
 # badmap:      site.yml once, then with an invalid core map: the play must
@@ -14,6 +14,10 @@
 #              config, secret, tuning, sysctl, health gate, state
 #              directory) and Slurm is left alone; then a run with the
 #              Slurm packages.
+# rollback:    on a provisioned host without the hugepages sysctl file, a
+#              snapshot, a tuning change and restore.yml (rollout.yml's
+#              rescue): the tuning files byte-identical to before, the sysctl
+#              file the change made gone again.
 set -eu
 mode=$1
 src=$(cd "$2" && pwd)
@@ -57,6 +61,8 @@ play() {
 	shift
 	case $mode in
 	backtest) set -- -i "$here/inventory/backtest-chroot" backtest-worker.yml "$@" ;;
+	rollback-change) set -- -i "$here/inventory/chroot" "$here/rollback-tuning.yml" \
+		--vault-password-file "$here/vault-password.txt" "$@" ;;
 	*) set -- -i "$here/inventory/chroot" site.yml --vault-password-file "$here/vault-password.txt" "$@" ;;
 	esac
 	(cd "$src/ansible" && ansible-playbook "$@" \
@@ -220,6 +226,41 @@ backtest)
 	n=$(chroot "$r" dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' slurmd munge 2>/dev/null | grep -c ' ii ') || true
 	[ "$n" = 2 ] || fail "slurmd and munge not installed with tickwire_backtest_worker_slurm=true"
 	[ ! -e "$r/etc/slurm/slurm.conf" ] || fail "a slurm.conf landed"
+	touch "$work/passed"
+	;;
+rollback)
+	# a provisioned host: the idempotency test's rootfs when it passed in
+	# this build tree, else one run here
+	done_root=$build/tests/ansible/work-idempotency
+	if [ -e "$done_root/passed" ] && [ "$done_root/passed" -nt "$here/run-chroot.sh" ]; then
+		rm -rf "$work/root"
+		cp -a "$done_root/root" "$work/root"
+		echo "good host: copied from the idempotency test"
+	else
+		play "$work/good.log" || { tail -n 40 "$work/good.log"; fail "good run failed"; }
+		echo "good run: $(recap "$work/good.log") ($(($(date +%s) - start)) s)"
+	fi
+	r=$work/root
+	# a host installed before the hugepages sysctl file existed
+	rm -f "$r/etc/sysctl.d/60-tickwire-hugepages.conf"
+	tuning="etc/tuned etc/sysctl.d etc/default boot etc/tickwire"
+	sums $tuning >"$work/before.sums"
+	mode=rollback-change
+	play "$work/rollback.log" -e tickwire_health_timeout=1 ||
+		{ tail -n 40 "$work/rollback.log"; fail "the snapshot, change and restore play failed"; }
+	mode=rollback
+	grep -q 'TASK \[tickwire_service : Remove the tuning files the rollout may have made\]' "$work/rollback.log" ||
+		fail "restore.yml did not run its tuning step"
+	# the change did change the tuning (else the test proves nothing)
+	sed -n '/TASK \[tickwire_tuning : Write the tuned child profile\]/,/^$/p' "$work/rollback.log" |
+		grep -q '^changed:' || fail "the tuning change changed nothing"
+	sums $tuning >"$work/after.sums"
+	if ! cmp -s "$work/before.sums" "$work/after.sums"; then
+		diff "$work/before.sums" "$work/after.sums" | head -n 20
+		fail "the tuning files were not rolled back"
+	fi
+	[ ! -e "$r/etc/sysctl.d/60-tickwire-hugepages.conf" ] || fail "the sysctl file the change made is still there"
+	echo "rolled back: $(wc -l <"$work/before.sums") entries of $tuning as before"
 	touch "$work/passed"
 	;;
 *)
