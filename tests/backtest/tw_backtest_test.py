@@ -111,11 +111,20 @@ class Ctx:
             fail('%s: exit %d: %s' % (' '.join(cmd), p.returncode, p.stderr))
         return p.stdout
 
-    def run_backtest(self, out, sessions, *extra, expect=0, env=None):
+    def run_backtest(self, out, sessions, *extra, expect=0, env=None, cluster=None,
+                     deadline=150):
+        """tickwire-backtest run; past @deadline seconds it is killed and the
+        test fails with the cluster's view (a hang says why, not only
+        meson's TIMEOUT)."""
         cmd = [sys.executable, self.backtest, 'run', '--profile', self.profile,
                '--replay', self.replay, '--out', out] + list(extra) + list(sessions)
         start = time.monotonic()
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=deadline)
+        except subprocess.TimeoutExpired as e:
+            fail('%s: not done after %d s%s\nits stderr: %s' %
+                 (' '.join(cmd), deadline, cluster.diagnose() if cluster else '',
+                  (e.stderr or b'').decode(errors='replace')[-2000:]))
         seconds = time.monotonic() - start
         if p.returncode != expect:
             fail('%s: exit %d (want %d): %s%s' % (' '.join(cmd), p.returncode, expect,
@@ -462,6 +471,25 @@ class SlurmCluster:
             time.sleep(0.2)
         fail('%s: not after %d s; logs in %s' % (what, seconds, self.base))
 
+    def diagnose(self):
+        """What the cluster says of its node and jobs, and its logs' tails."""
+        out = []
+        for cmd in (['sinfo', '-N', '-l'], ['squeue', '-a', '-l'],
+                    ['scontrol', 'show', 'node', 'localhost']):
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, env=self.env,
+                                   timeout=20)
+                out.append('$ %s\n%s%s' % (' '.join(cmd), p.stdout, p.stderr))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                out.append('$ %s: %s' % (' '.join(cmd), e))
+        for name in ('slurmctld.log', 'slurmd.log'):
+            try:
+                lines = read(os.path.join(self.base, name)).splitlines()[-25:]
+            except OSError as e:
+                lines = [str(e)]
+            out.append('-- %s (last lines)\n%s' % (name, '\n'.join(lines)))
+        return '\n' + '\n'.join(out)
+
     def stop(self):
         for name, p in reversed(self.procs):
             if p.poll() is None:
@@ -490,7 +518,8 @@ def test_slurm(ctx):
         ctx.run_backtest(ctx.path('local'), sessions, '-j', '2')
         ctx.run_backtest(ctx.path('slurm'), sessions, '--backend', 'slurm',
                          '--partition', 'backtest',
-                         '--sbatch-arg=--comment=tickwire-backtest-test', env=env)
+                         '--sbatch-arg=--comment=tickwire-backtest-test', env=env,
+                         cluster=cluster)
         local = read(ctx.path('local', 'report.json'), 'rb')
         check(local == read(ctx.path('slurm', 'report.json'), 'rb'),
               'local and Slurm report.json differ (%s, %s)' %
@@ -508,7 +537,8 @@ def test_slurm(ctx):
         # a task failing once is resubmitted, one failing twice is named
         broken = corrupt_capture(ctx)
         p, _ = ctx.run_backtest(ctx.path('slurm-retry'), sessions + [broken], '--backend',
-                                'slurm', '--fail-once', 'seed-3', expect=1, env=env)
+                                'slurm', '--fail-once', 'seed-3', expect=1, env=env,
+                                cluster=cluster)
         check('session seed-3 failed (attempt 1, exit 75); resubmitting it once' in p.stderr,
               'stderr does not name seed-3: %s' % p.stderr)
         check_retry(ctx, ctx.path('slurm-retry'), 'seed-3', 'cut-short')
@@ -520,7 +550,8 @@ def test_slurm(ctx):
               'the sessions that ran differ from the clean run')
         # a submission Slurm refuses is an error, with sbatch's reason
         p, _ = ctx.run_backtest(ctx.path('slurm-refused'), sessions[:1], '--backend', 'slurm',
-                                '--partition', 'nosuch', expect=2, env=env)
+                                '--partition', 'nosuch', expect=2, env=env,
+                                cluster=cluster)
         check('sbatch refused the job array' in p.stderr and 'nosuch' in p.stderr,
               'refused submission: %s' % p.stderr)
     finally:
