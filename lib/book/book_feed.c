@@ -439,6 +439,7 @@ NAME##_body(struct book__walk_ctx *c, const struct mdp3_msg *msg, bool live)    
 	int32_t sid;                                                               \
 	uint32_t rpt;                                                              \
 	uint8_t mei;                                                               \
+	bool resets = false;                                                       \
 	SZ size;                                                                   \
                                                                                    \
 	P##transact_time(msg, &c->transact_time);                                  \
@@ -446,11 +447,13 @@ NAME##_body(struct book__walk_ctx *c, const struct mdp3_msg *msg, bool live)    
 		while (mdp3_group_next_flat(&g)) {                                 \
 			P##no_md_entries_security_id(&g, &sid);                    \
 			P##no_md_entries_rpt_seq(&g, &rpt);                        \
+			P##no_md_entries_md_entry_type(&g, &e.type);               \
+			/* an EmptyBook entry, whatever the gate says of it */     \
+			resets |= e.type == MDP3_MD_ENTRY_TYPE_BOOK_BOOK_RESET;    \
 			in = gate(c, sid, rpt, live);                              \
 			if (in == NULL)                                            \
 				continue;                                          \
 			P##no_md_entries_md_update_action(&g, &e.action);          \
-			P##no_md_entries_md_entry_type(&g, &e.type);               \
 			P##no_md_entries_md_price_level(&g, &e.level);             \
 			e.px_rc = P##no_md_entries_md_entry_px(&g, &e.px);         \
 			if (P##no_md_entries_md_entry_size(&g, &size) != 0)        \
@@ -462,7 +465,7 @@ NAME##_body(struct book__walk_ctx *c, const struct mdp3_msg *msg, bool live)    
 		}                                                                  \
 	}                                                                          \
 	if (MBO && __builtin_expect(c->feed->mbo_on, 0))                           \
-		book__mbo_on_book46(c, msg);                                       \
+		book__mbo_on_book46(c, msg, resets);                               \
 	P##match_event_indicator(msg, &mei);                                       \
 	end_of_message(c, mei);                                                    \
 }                                                                                  \

@@ -367,8 +367,9 @@ void book__mbo_init(struct book_feed *f, uint8_t *mem);
 
 /* Template 47 (live or an MBO replay); returns its MatchEventIndicator. */
 uint8_t book__mbo_on_order_book47(struct book__walk_ctx *c, const struct mdp3_msg *msg);
-/* The NoOrderIDEntries of a template 46 (and its EmptyBook entries). */
-void book__mbo_on_book46(struct book__walk_ctx *c, const struct mdp3_msg *msg);
+/* The NoOrderIDEntries of a template 46, and its EmptyBook entries when
+ * resets (its price-level pass saw one). */
+void book__mbo_on_book46(struct book__walk_ctx *c, const struct mdp3_msg *msg, bool resets);
 /* Snapshot 53 into the MBO book (after the price-level fallback). */
 BOOK__COLD void book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg);
 

@@ -101,7 +101,24 @@ book_bytes(const struct book_feed_config *c)
 	return round64((size_t)c->mbo_orders * sizeof(struct book__mbo_order)) +
 		round64((size_t)c->mbo_orders * sizeof(uint32_t)) +
 		round64((size_t)table_size(c->mbo_orders) * sizeof(uint32_t)) +
-		2 * round64((size_t)c->mbo_levels * sizeof(struct book__mbo_level));
+		2 * round64(((size_t)c->mbo_levels + BOOK_MAX_DEPTH) *
+			    sizeof(struct book__mbo_level));
+}
+
+/* A side's level array, after BOOK_MAX_DEPTH empty levels that the oracle
+ * reads as the levels beyond the worst (a fixed trip count, no branch on
+ * the number of levels). */
+static struct book__mbo_level *
+levels_lay(uint8_t *mem, size_t *off, uint32_t capacity)
+{
+	struct book__mbo_level *lv = (struct book__mbo_level *)(mem + *off);
+	unsigned int i;
+
+	for (i = 0; i < BOOK_MAX_DEPTH; i++)
+		lv[i] = (struct book__mbo_level){ .price = BOOK_PRICE_NONE, .head = BOOK__NIL,
+						  .tail = BOOK__NIL };
+	*off += round64(((size_t)capacity + BOOK_MAX_DEPTH) * sizeof(*lv));
+	return lv + BOOK_MAX_DEPTH;
 }
 
 size_t
@@ -169,10 +186,8 @@ book__mbo_init(struct book_feed *f, uint8_t *mem)
 		off += round64((size_t)c->mbo_orders * sizeof(uint32_t));
 		m->table = (uint32_t *)(mem + off);
 		off += round64((size_t)tsize * sizeof(uint32_t));
-		m->levels[BOOK_BID] = (struct book__mbo_level *)(mem + off);
-		off += round64((size_t)c->mbo_levels * sizeof(struct book__mbo_level));
-		m->levels[BOOK_ASK] = (struct book__mbo_level *)(mem + off);
-		off += round64((size_t)c->mbo_levels * sizeof(struct book__mbo_level));
+		m->levels[BOOK_BID] = levels_lay(mem, &off, c->mbo_levels);
+		m->levels[BOOK_ASK] = levels_lay(mem, &off, c->mbo_levels);
 		f->mbo_free[i] = n - 1 - i;
 	}
 	f->mbo_free_top = n;
@@ -381,41 +396,31 @@ table_remove(struct book_mbo *m, uint64_t id)
 	}
 }
 
-/* a worse than b on this side (the arrays run worst to best)? */
-static inline bool
-worse(unsigned int side, int64_t a, int64_t b)
-{
-	return side == BOOK_BID ? a < b : a > b;
-}
-
-/* The first level of a side that is not worse than price (binary search). */
+/* The first level of a side that is not worse than price (the arrays run
+ * worst to best).  Binary search without data branches (a branch on the
+ * comparison mispredicts about every other time; compilers turned the
+ * ternaries of the earlier version into branches): the step is a mask, the
+ * trip count depends only on the number of levels (which changes slowly), and
+ * one comparison serves both sides: ~x reverses the order of int64 without
+ * overflow, so an ask is worse when ~price is less. */
 static inline uint32_t
 level_search(const struct book_mbo *m, unsigned int side, int64_t price)
 {
 	const struct book__mbo_level *lv = m->levels[side];
-	uint32_t lo = 0, len = m->nlevels[side];
+	const int64_t flip = -(int64_t)side;  /* BOOK_BID 0, BOOK_ASK all ones */
+	const int64_t key = price ^ flip;
+	uint32_t base = 0, len = m->nlevels[side];
 
-	/* Branch-free halving (the comparisons are data, so a branch on them
-	 * mispredicts about every other time): the trip count depends only on
-	 * the number of levels, the side's test is hoisted out of the loop. */
-	if (side == BOOK_BID) {
-		while (len > 0) {
-			const uint32_t half = len / 2;
-			const bool w = lv[lo + half].price < price;
+	if (len == 0)
+		return 0;
+	while (len > 1) {
+		const uint32_t half = len / 2;
+		const uint32_t worse = -(uint32_t)((lv[base + half - 1].price ^ flip) < key);
 
-			lo = w ? lo + half + 1 : lo;
-			len = w ? len - half - 1 : half;
-		}
-	} else {
-		while (len > 0) {
-			const uint32_t half = len / 2;
-			const bool w = lv[lo + half].price > price;
-
-			lo = w ? lo + half + 1 : lo;
-			len = w ? len - half - 1 : half;
-		}
+		base += half & worse;
+		len -= half;
 	}
-	return lo;
+	return base + (uint32_t)((lv[base].price ^ flip) < key);
 }
 
 static inline struct book__mbo_level *
@@ -441,12 +446,7 @@ level_get(struct book_mbo *m, unsigned int side, int64_t price, uint32_t capacit
 		return NULL;
 	memmove(&lv[i + 1], &lv[i], (size_t)(n - i) * sizeof(*lv));
 	m->nlevels[side] = n + 1;
-	lv[i].price = price;
-	lv[i].qty = 0;
-	lv[i].orders = 0;
-	lv[i].head = BOOK__NIL;
-	lv[i].tail = BOOK__NIL;
-	lv[i].reserved = 0;
+	lv[i] = (struct book__mbo_level){ .price = price, .head = BOOK__NIL, .tail = BOOK__NIL };
 	return &lv[i];
 }
 
@@ -547,6 +547,22 @@ add_order(struct book_feed *f, struct book_mbo *m, uint64_t id, uint64_t priorit
 	return DONE_NEW;
 }
 
+/* BOOK_BID, BOOK_ASK or 2 (neither) of an MDEntryType, without a branch on
+ * the data (the side of consecutive entries is a coin toss). */
+static inline unsigned int
+entry_side(char type)
+{
+	const unsigned int t = (unsigned int)(unsigned char)type -
+		(unsigned char)MDP3_MD_ENTRY_TYPE_BOOK_BID;
+
+	_Static_assert(MDP3_MD_ENTRY_TYPE_BOOK_OFFER == MDP3_MD_ENTRY_TYPE_BOOK_BID + 1 &&
+		       BOOK_BID == 0 && BOOK_ASK == 1, "entry types and sides in step");
+	return t < 2 ? t : 2;
+}
+
+/* The sides an entry of entry_side() s touches (neither: both). */
+static const uint8_t side_bits[3] = { 1u << BOOK_BID, 1u << BOOK_ASK, BOOK__MBO_SIDES };
+
 /* One order entry into a book that accepts entries (valid or partial). */
 static enum outcome
 apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
@@ -558,8 +574,7 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 	uint64_t priority;
 	uint32_t o;
 
-	side = e->type == MDP3_MD_ENTRY_TYPE_BOOK_BID ? BOOK_BID :
-		e->type == MDP3_MD_ENTRY_TYPE_BOOK_OFFER ? BOOK_ASK : 2u;
+	side = entry_side(e->type);
 	if (!e->has_id || e->action > OP_DELETE ||
 			(e->action != OP_DELETE && (side > BOOK_ASK || !e->has_px || !e->has_qty ||
 				e->qty < 0 || book__price_normalize(e->px.mantissa, e->px.exponent,
@@ -638,9 +653,7 @@ order_entry(struct book__walk_ctx *c, int32_t sid, const struct mbo_entry *e)
 	if (m != NULL && m->state <= BOOK_MBO_PARTIAL) {
 		r = apply(f, m, in, e);
 		/* the entry's side (apply() adds the side an order left) */
-		touch(f, m, e->type == MDP3_MD_ENTRY_TYPE_BOOK_BID ? 1u << BOOK_BID :
-			    e->type == MDP3_MD_ENTRY_TYPE_BOOK_OFFER ? 1u << BOOK_ASK :
-			    BOOK__MBO_SIDES);
+		touch(f, m, side_bits[entry_side(e->type)]);
 	}
 	if (c->replay) {
 		f->counters.mbo_replayed += r <= DONE_DELETE;
@@ -709,7 +722,7 @@ empty_book_entries(struct book__walk_ctx *c, struct mdp3_group g)
 }
 
 void
-book__mbo_on_book46(struct book__walk_ctx *c, const struct mdp3_msg *msg)
+book__mbo_on_book46(struct book__walk_ctx *c, const struct mdp3_msg *msg, bool resets)
 {
 	struct mdp3_group levels, g, ref;
 	struct mbo_entry e;
@@ -718,7 +731,8 @@ book__mbo_on_book46(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 
 	if ((c->replay && !c->replay_mbo) || B46(no_md_entries)(msg, &levels) != 0)
 		return;
-	empty_book_entries(c, levels);
+	if (resets)  /* the price-level pass saw an EmptyBook entry */
+		empty_book_entries(c, levels);
 	if (B46(no_order_id_entries)(msg, &g) != 0)
 		return;
 	while (mdp3_group_next_flat(&g)) {
@@ -847,23 +861,23 @@ level_differs(int64_t price, int64_t qty, uint32_t orders, const struct book_lev
 }
 
 /* Whether side differs anywhere in its first depth levels (the usual answer,
- * no: one pass without branches). */
+ * no: one pass without branches).  Always BOOK_MAX_DEPTH levels, those past
+ * depth masked out: instruments of different depths follow one another in
+ * the checks, and a trip count that changes with them mispredicts. */
 static inline bool
 side_differs(const struct book_mbo *m, unsigned int side, const struct book_level *mbp,
 	     unsigned int depth)
 {
-	const uint32_t n = m->nlevels[side];
-	const unsigned int k = n < depth ? n : depth;
-	const struct book__mbo_level *lv = &m->levels[side][n];  /* best is last */
+	/* best is last; below the worst lie BOOK_MAX_DEPTH empty levels */
+	const struct book__mbo_level *lv = &m->levels[side][m->nlevels[side]];
 	uint64_t d = 0;
 	unsigned int i;
 
-	for (i = 0; i < k; i++) {
+	for (i = 0; i < BOOK_MAX_DEPTH; i++) {
 		--lv;
-		d |= level_differs(lv->price, lv->qty, lv->orders, &mbp[i]);
+		d |= level_differs(lv->price, lv->qty, lv->orders, &mbp[i]) &
+			-(uint64_t)(i < depth);
 	}
-	for (; i < depth; i++)
-		d |= level_differs(BOOK_PRICE_NONE, 0, 0, &mbp[i]);
 	return d != 0;
 }
 
