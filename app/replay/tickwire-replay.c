@@ -503,9 +503,9 @@ exchange_print(struct replay *r, FILE *out)
 }
 
 static void
-usage(void)
+usage(FILE *out)
 {
-	fprintf(stderr,
+	fprintf(out,
 		"usage: tickwire-replay --ports FILE --config FILE [--orders-out FILE]\n"
 		"                       [--print-books N] [--latency-out FILE] [--pace SPEED]\n"
 		"                       [--result FILE [--session NAME]] [PCAP...]\n"
@@ -601,11 +601,12 @@ main(int argc, char **argv)
 			*(opt == 'L' ? &latency_us : &return_us) = v;
 			break;
 		}
-		default: usage(); return 2;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (ports == NULL || config == NULL) {
-		usage();
+		usage(stderr);
 		return 2;
 	}
 	findings = malloc(sizeof(*findings));

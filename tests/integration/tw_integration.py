@@ -199,6 +199,17 @@ def check_bad_config(ctx):
             print(err)
             fail('%s: not refused with file, line and reason (exit %d)' % (what, p.returncode))
         print('ok: %s -> %s' % (what, m.group(0)))
+    # tickwire-replay: --help is not an error (usage on stdout, exit 0); a
+    # missing --ports is (usage on stderr, exit 2)
+    p = subprocess.run([ctx.replay, '--help'], capture_output=True, text=True, timeout=30)
+    if p.returncode != 0 or not p.stdout.startswith('usage: tickwire-replay') or p.stderr:
+        fail('tickwire-replay --help: exit %d, stdout %r' % (p.returncode, p.stdout[:80]))
+    p = subprocess.run([ctx.replay, '--config', 'x.cfg'], capture_output=True, text=True,
+                       timeout=30)
+    if p.returncode != 2 or not p.stderr.startswith('usage: tickwire-replay') or p.stdout:
+        fail('tickwire-replay without --ports: exit %d, stderr %r' % (p.returncode,
+                                                                     p.stderr[:80]))
+    print('ok: tickwire-replay --help exits 0 (usage on stdout), a missing --ports 2')
 
 
 def check_sigterm(ctx):
