@@ -441,10 +441,11 @@ static void load_port(struct ports_ctx *pc, const char *section, const char *nam
 					 port->pci.function);
 				tw_cfg__copy(port->devname, sizeof(port->devname), port->device);
 			} else {
-				f = error_at(pc, pci_line, "[%s] pci = %s: not a PCI address",
+				/* quoted: iniparser took the quotes off, spaces show */
+				f = error_at(pc, pci_line, "[%s] pci = \"%s\": not a PCI address",
 					     section, pci);
 				tw_cfg_finding_hint(f, "domain:bus:device.function in hex, e.g. "
-						    "0000:3b:00.0 (lspci -D)");
+						    "0000:3b:00.0 (lspci -D), quoted or not");
 			}
 		}
 	} else {

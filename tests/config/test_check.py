@@ -21,7 +21,7 @@ COLO_TOPOLOGY = 'pack:2 numa:1 core:8 pu:2(indexes=2*8:16*2:1*2)'
 COLO_CMDLINE = ('isolcpus=managed_irq,domain,2-5,18-21 nohz_full=2-5,18-21 '
                 'rcu_nocbs=2-5,18-21 irqaffinity=0-1,6-17,22-31 '
                 'default_hugepagesz=1G hugepagesz=1G hugepages=2 '
-                'processor.max_cstate=1 intel_idle.max_cstate=0')
+                'processor.max_cstate=1 intel_idle.max_cstate=0 intel_iommu=on iommu=pt')
 FINDING = re.compile(r'^(?P<file>[^:\s]+)(:(?P<line>\d+))?: (?P<sev>info|warning|error): '
                      r'(?P<msg>.+?)(; hint: (?P<hint>.+))?$')
 
@@ -141,6 +141,65 @@ try:
     check('bad profile, shell: exit 1, only the counters on stdout',
           rc == 1 and out.startswith("TW_ERRORS='1'") and 'decode = 9' in err, out + err)
 
+    # PCI ports need the IOMMU: the words follow the CPU vendor (issue 19, item 8).
+    def shell_pairs(out):
+        return dict(re.fullmatch(r"([A-Z_]+)='([^']*)'", l).groups() for l in out.splitlines())
+
+    base = [*COLO, '--synthetic', COLO_TOPOLOGY, '--sysfs', sysfs, '--format', 'shell']
+    for vendor, words in [('intel', 'intel_iommu=on iommu=pt'), ('amd', 'iommu=pt')]:
+        rc, out, err = run(*base, '--cpu-vendor', vendor)
+        pairs = shell_pairs(out)
+        check(f'iommu: --cpu-vendor {vendor}: TW_IOMMU_CMDLINE={words}',
+              rc == 0 and pairs.get('TW_IOMMU_CMDLINE') == words, out + err)
+        check(f'iommu: --cpu-vendor {vendor}: the words end TW_KERNEL_CMDLINE, once',
+              pairs.get('TW_KERNEL_CMDLINE', '').endswith(' intel_idle.max_cstate=0 ' + words)
+              and pairs['TW_KERNEL_CMDLINE'].count('iommu=pt') == 1, out)
+        check(f'iommu: --cpu-vendor {vendor}: no vendor note',
+              'vendor being unknown' not in err, err)
+    rc, out, err = run(*base)
+    check('iommu: synthetic topology, no vendor: Intel words and an info finding at the pci line',
+          shell_pairs(out).get('TW_IOMMU_CMDLINE') == 'intel_iommu=on iommu=pt' and
+          any(f['sev'] == 'info' and f['file'].endswith('colo-example/ports.ini') and f['line']
+              and 'vendor being unknown' in f['msg'] for f in findings(err)), out + err)
+    check('iommu: PCI ports listed, canonical',
+          shell_pairs(out).get('TW_PCI_PORTS') == '0000:3b:00.0 0000:3b:00.1', out)
+    xml = os.path.join(tmp, 'amd.xml')
+    with open(os.path.join(ROOT, 'tests/config/data/numa2-nic.xml')) as f:
+        text = f.read()
+    at = text.index('>', text.index('<object type="Package"')) + 1
+    with open(xml, 'w') as f:
+        f.write(text[:at] + '<info name="CPUVendor" value="AuthenticAMD"/>' + text[at:])
+    rc, out, err = run(*COLO, '--topology', xml, '--format', 'shell')
+    check("iommu: the XML topology's CPUVendor (AMD): iommu=pt",
+          shell_pairs(out).get('TW_IOMMU_CMDLINE') == 'iommu=pt' and
+          'vendor being unknown' not in err, out + err)
+    rc, out, err = run(*DEMO, '--synthetic', 'pack:1 core:2 pu:1', '--format', 'shell')
+    pairs = shell_pairs(out)
+    check('iommu: a vdev-only profile: no IOMMU words, no PCI ports',
+          pairs.get('TW_IOMMU_CMDLINE') == '' and pairs.get('TW_PCI_PORTS') == '' and
+          'iommu' not in pairs.get('TW_KERNEL_CMDLINE', 'iommu'), out + err)
+    rc, out, err = run(*COLO, '--synthetic', COLO_TOPOLOGY, '--sysfs', sysfs, '--cpu-vendor', 'amd')
+    check('iommu: text format names the PCI ports and the words',
+          'PCI ports (vfio-pci, IOMMU: iommu=pt): 0000:3b:00.0 0000:3b:00.1\n' in out, out)
+
+    # A quoted pci = "ADDR" (iniparser unquotes every value): accepted, and
+    # TW_PCI_PORTS carries the bare address the binding script uses.
+    quoted = os.path.join(tmp, 'quoted')
+    os.makedirs(quoted)
+    with open(f'{ROOT}/dpdk-config/colo-example/ports.ini') as f:
+        text = f.read()
+    text = re.sub(r'(?m)^pci = (\S+)$', r'pci = "\1"', text)
+    text = text.replace('pci = "0000:3b:00.1"', 'pci = "3B:00.1"')
+    check('quoted: the fixture has quoted pci keys', text.count('pci = "') == 2, text)
+    with open(os.path.join(quoted, 'ports.ini'), 'w') as f:
+        f.write(text)
+    rc, out, err = run('--ports', f'{quoted}/ports.ini', '--config',
+                       f'{ROOT}/dpdk-config/colo-example/tickwire.cfg', '--synthetic',
+                       COLO_TOPOLOGY, '--sysfs', sysfs, '--format', 'shell')
+    check('quoted: exit 0, TW_PCI_PORTS bare and canonical',
+          rc == 0 and shell_pairs(out).get('TW_PCI_PORTS') == '0000:3b:00.0 0000:3b:00.1',
+          out + err)
+
     # Usage errors: exit 2.
     for name, args in [
             ('no arguments', []),
@@ -148,6 +207,7 @@ try:
             ('unknown option', [*DEMO, '--frobnicate']),
             ('stray argument', [*DEMO, 'extra']),
             ('bad format', [*DEMO, '--format', 'xml']),
+            ('bad cpu vendor', [*DEMO, '--cpu-vendor', 'via']),
             ('two topologies', [*DEMO, '--synthetic', 'pu:2', '--topology', 'x.xml']),
             ('bad synthetic', [*DEMO, '--synthetic', 'pack:2 bogus:3']),
             ('missing XML', [*DEMO, '--topology', os.path.join(tmp, 'none.xml')])]:

@@ -205,6 +205,41 @@ static void bad_pci_address(void **state)
 	fx_free(fx);
 }
 
+/* iniparser unquotes every value: a quoted address is the address (issue 19);
+ * tickwire-check prints the canonical form the binding script uses. */
+static void quoted_pci_address(void **state)
+{
+	struct fx *fx = fx_new();
+	struct tw_cfg *cfg;
+
+	(void)state;
+	fx_replace(&fx->ports_text, "no_pci = true", "no_pci = false");
+	fx_replace(&fx->ports_text, "vdev = net_null0", "pci = \"0000:3b:00.0\"");
+	fx_replace(&fx->ports_text, "vdev = net_null1", "pci = '3B:00.1'  ; second port");
+	cfg = fx_expect_ok(fx);
+	assert_int_equal(cfg->ports[0].kind, TW_CFG_PORT_PCI);
+	assert_string_equal(cfg->ports[0].device, "0000:3b:00.0");
+	assert_string_equal(cfg->ports[0].devname, "0000:3b:00.0");
+	assert_int_equal(cfg->ports[1].kind, TW_CFG_PORT_PCI);
+	assert_string_equal(cfg->ports[1].device, "0000:3b:00.1");
+	assert_int_equal(cfg->ports[1].pci.bus, 0x3b);
+	assert_int_equal(cfg->ports[1].pci.function, 1);
+	fx_free(fx);
+}
+
+/* Quotes around the address do not make a space inside it valid. */
+static void quoted_pci_address_with_space(void **state)
+{
+	struct fx *fx = fx_new();
+
+	(void)state;
+	fx_replace(&fx->ports_text, "no_pci = true", "no_pci = false");
+	fx_replace(&fx->ports_text, "vdev = net_null0", "pci = \" 0000:3b:00.0\"");
+	fx_expect_error(fx, PORTS, fx_line_of(fx->ports_text, "pci = \""),
+			"pci = \" 0000:3b:00.0\": not a PCI address");
+	fx_free(fx);
+}
+
 static void pci_and_vdev(void **state)
 {
 	struct fx *fx = fx_new();
@@ -525,6 +560,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(bad_lcores),
 		cmocka_unit_test(lcore_mapped_twice),
 		cmocka_unit_test(bad_pci_address),
+		cmocka_unit_test(quoted_pci_address),
+		cmocka_unit_test(quoted_pci_address_with_space),
 		cmocka_unit_test(pci_and_vdev),
 		cmocka_unit_test(bad_vdev),
 		cmocka_unit_test(same_device_twice),
