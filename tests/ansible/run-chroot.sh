@@ -2,7 +2,10 @@
 # Ansible tests against a chroot of a Debian 12 rootfs (meson suite ansible).
 #   run-chroot.sh idempotency|badmap|backtest|rollback SOURCE_ROOT BUILD_ROOT
 # idempotency: site.yml twice with tickwire_image_build=true; the second
-#              run must report changed=0 failed=0.
+#              run must report changed=0 failed=0, and no credentials file
+#              lands; a third run given vaulted credentials
+#              (image-secrets/vault.yml) must be refused by the secrets role
+#              with the rootfs unchanged.
 # badmap:      site.yml once, then with an invalid core map: the play must
 #              fail at validation with tickwire-check's FILE:LINE finding and
 #              leave /etc/tickwire, the units, tuned, sysctl, defaults and
@@ -61,9 +64,8 @@ play() {
 	shift
 	case $mode in
 	backtest) set -- -i "$here/inventory/backtest-chroot" backtest-worker.yml "$@" ;;
-	rollback-change) set -- -i "$here/inventory/chroot" "$here/rollback-tuning.yml" \
-		--vault-password-file "$here/vault-password.txt" "$@" ;;
-	*) set -- -i "$here/inventory/chroot" site.yml --vault-password-file "$here/vault-password.txt" "$@" ;;
+	rollback-change) set -- -i "$here/inventory/chroot" "$here/rollback-tuning.yml" "$@" ;;
+	*) set -- -i "$here/inventory/chroot" site.yml "$@" ;;
 	esac
 	(cd "$src/ansible" && ansible-playbook "$@" \
 		-e ansible_host="$work/root" -e tickwire_dist_dir="$work/dist") >"$log" 2>&1
@@ -106,13 +108,26 @@ idempotency)
 	grep -qx 'no_balance_cores=1-4' "$r/etc/tuned/cpu-partitioning-variables.conf" || fail "cpu-partitioning-variables.conf"
 	grep -qx tickwire "$r/etc/tuned/active_profile" || fail "active_profile"
 	grep -qx 'IRQBALANCE_BANNED_CPULIST=1-4' "$r/etc/default/irqbalance" || fail "irqbalance"
-	[ "$(stat -c %a "$r/etc/tickwire/ilink3.credentials")" = 600 ] || fail "credentials mode"
+	[ ! -e "$r/etc/tickwire/ilink3.credentials" ] || fail "a credentials file landed in an image build"
 	[ -L "$r/etc/systemd/system/multi-user.target.wants/tickwire.service" ] || fail "unit not enabled"
 	grep -q '^CPUAffinity=0 5 0-4$' "$r/etc/systemd/system/tickwire.service" || fail "CPUAffinity"
 	grep -q '^LimitMEMLOCK=infinity$' "$r/etc/systemd/system/tickwire.service" || fail "LimitMEMLOCK"
 	[ -L "$r/etc/systemd/system/local-fs.target.wants/dev-hugepages\\x2dtw.mount" ] || fail "hugetlbfs mount unit"
 	chroot "$r" /usr/local/bin/tickwire-check --ports /etc/tickwire/ports.ini --config /etc/tickwire/tickwire.cfg \
 		--synthetic "pack:1 core:6 pu:1" --sysfs /var/lib/tickwire/candidate/sysfs >/dev/null 2>&1 || fail "installed pair does not pass tickwire-check"
+	# credentials in an image build: refused, nothing written
+	sums $appliance_dirs usr/local/bin >"$work/before.sums"
+	if play "$work/run3.log" -e "@$here/image-secrets/vault.yml" \
+		--vault-password-file "$here/vault-password.txt"; then
+		fail "vaulted credentials were accepted in an image build"
+	fi
+	grep -q 'tickwire_ilink_credentials is set in an image build' "$work/run3.log" ||
+		{ tail -n 30 "$work/run3.log"; fail "run 3 did not fail on the credentials"; }
+	sums $appliance_dirs usr/local/bin >"$work/after.sums"
+	cmp -s "$work/before.sums" "$work/after.sums" ||
+		{ diff "$work/before.sums" "$work/after.sums" | head -n 20; fail "the refused run changed the rootfs"; }
+	[ ! -e "$r/etc/tickwire/ilink3.credentials" ] || fail "credentials written by the refused run"
+	echo "run 3 (vaulted credentials): refused by tickwire_secrets, rootfs unchanged"
 	touch "$work/passed"
 	;;
 badmap)

@@ -26,7 +26,7 @@ build=$(cd "$2" && pwd)
 dir=$build/tests/ansible/flash
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (loop devices, mounts)"; exit 77; }
-for t in ansible-playbook losetup partx sfdisk blockdev sha256sum qemu-system-x86_64; do
+for t in ansible-playbook losetup partx sfdisk blockdev sha256sum qemu-system-x86_64 signify-openbsd; do
 	command -v $t >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
 done
 ansible-doc -t module ansible.posix.mount >/dev/null 2>&1 || { echo "SKIP: no ansible.posix collection"; exit 77; }
@@ -141,6 +141,12 @@ ksum_initrd=$(sum "$kdir/initrd.img")
 unmnt "$work/img-root"
 detach "$iloop"
 phase "image: sha256 $imgsum, root partition $partsize bytes, kernel $ksum_vmlinuz"
+# the role flashes signed images only: a throw-away key pair, the image's
+# checksum line signed as image/lib/sign-image does (the image is only read)
+signify-openbsd -G -n -c "tickwire flash test key" -p "$work/sign.pub" -s "$work/sign.sec"
+printf 'SHA256 (%s) = %s\n' "$(basename "$img")" "$imgsum" >"$work/image.SHA256"
+signify-openbsd -S -e -s "$work/sign.sec" -m "$work/image.SHA256" -x "$work/image.sig"
+rm -f "$work/sign.sec"
 
 # --- the target disk: a sparse copy; an older image's kernel in /root_b/ ----
 tgt=$work/target.raw
@@ -174,6 +180,7 @@ flash() { # LOG ACTIVE-SLOT MODE [ansible-playbook options]: the exit status of 
 {"tickwire_flash_image": "$img", "tickwire_flash_image_sha256": "$imgsum",
  "tickwire_flash_mode": "$mode", "tickwire_flash_stage_dir": "$work/stage",
  "tickwire_flash_slots": {"root_a": "${tloop}p2", "root_b": "${tloop}p3"},
+ "tickwire_flash_image_signature": "$work/image.sig", "tickwire_flash_signify_pubkey": "$work/sign.pub",
  "tickwire_flash_cmdline_file": "$work/cmdline.$run", "tickwire_flash_boot_dir": "$boot",
  "tickwire_flash_reboot": false}
 EOF

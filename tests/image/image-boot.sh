@@ -3,6 +3,9 @@
 # image_boot: build the image from this tree (image/build, profile
 # dpdk-config/qemu), boot it under qemu TCG with image/qemu-run --check and
 # read the result line the image's boot check prints on the serial console.
+# The build signs the image with a throw-away signify-openbsd key made here
+# (image/build --sign-key); the signature must verify with the public key
+# and carry the image's sha256.
 #   tests/image/image-boot.sh BUILD SOURCE
 # Everything goes under BUILD/tests/image/ (nothing is cached elsewhere); the
 # Debian base the build started from is kept there as rootfs.base for
@@ -19,8 +22,17 @@ rm -f "$img" "$log"
 
 t0=$SECONDS
 rm -rf "$img.work" "$dir/rootfs.base"
-"$src/image/build" --build-dir "$build" --out "$img" --keep-work
+rm -f "$dir/sign.pub" "$dir/sign.sec"
+signify-openbsd -G -n -c "tickwire image_boot test key" -p "$dir/sign.pub" -s "$dir/sign.sec"
+"$src/image/build" --build-dir "$build" --out "$img" --keep-work --sign-key "$dir/sign.sec"
 t_build=$((SECONDS - t0))
+rm -f "$dir/sign.sec"
+# the signature verifies, and the sha256 it carries is the image's
+(cd "$dir" && signify-openbsd -C -p sign.pub -x "$(basename "$img").sig" "$(basename "$img")") ||
+	{ echo "image_boot: FAIL: the image's signature does not verify"; exit 1; }
+grep -q "= $(cut -d' ' -f1 "$img.sha256")\$" "$img.SHA256" ||
+	{ echo "image_boot: FAIL: $img.SHA256 does not carry $img.sha256"; exit 1; }
+echo "image_boot: signed, the signature verifies: $(cat "$img.SHA256")"
 # the mmdebstrap output, for image_reproducible's second build
 mv "$img.work/rootfs.base" "$dir/rootfs.base"
 rm -rf "$img.work"
