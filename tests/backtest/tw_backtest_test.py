@@ -37,6 +37,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import tempfile
 import time
 
 CME_CAPTURES = [
@@ -368,6 +369,12 @@ class SlurmCluster:
 
     def __init__(self, base, tuned=True):
         self.base = base
+        # the sockets (munged's, slurmstepd's in SlurmdSpoolDir, named
+        # NODE_JOBID.STEPID) live in a short directory of their own: under
+        # a deep build tree slurmstepd's name passed the 108 bytes of a Unix
+        # socket path once job ids had two digits, the task was requeued
+        # and held, and sbatch --wait never returned (a CI run)
+        self.short = None
         # tuned: sbatch --wait polls every 2 s (its sleep grows while below
         # MinJobAge / 2, up to 32 s: 2+8+32 s with the default 300) and the
         # scheduler starts the next tasks as soon as others end (default
@@ -395,14 +402,22 @@ class SlurmCluster:
                 fail('%s not installed; hint: apt-get install munge slurmctld slurmd '
                      'slurm-client (listed in .ci/packages)' % prog)
         b = self.base
-        for d in ('munge', 'state', 'spool'):
+        for d in ('munge', 'state'):
             os.makedirs(os.path.join(b, d), mode=0o700, exist_ok=True)
         os.chmod(b, 0o755)
+        self.short = tempfile.mkdtemp(prefix='twbt.', dir='/tmp')
+        os.chmod(self.short, 0o755)
+        spool = os.path.join(self.short, 'spool')
+        os.makedirs(spool, mode=0o700)
+        # slurmstepd's socket: SPOOL/localhost_JOBID.4294967291 (step id
+        # up to 10 digits), job ids up to 7 digits here
+        if len(spool) + len('/localhost_1234567.4294967291') >= 108:
+            fail('%s: too long for slurmstepd\'s Unix sockets (108 bytes)' % spool)
         key = os.path.join(b, 'munge', 'munge.key')
         subprocess.run(['mungekey', '--create', '--keyfile=' + key, '--force'], check=True,
                        capture_output=True)
         os.chmod(key, 0o600)
-        self.sock = os.path.join(b, 'munge', 'munge.sock')
+        self.sock = os.path.join(self.short, 'munge.sock')
         self.spawn(['munged', '--foreground', '--force', '--socket=' + self.sock,
                     '--key-file=' + key, '--pid-file=' + os.path.join(b, 'munge', 'pid'),
                     '--log-file=' + os.path.join(b, 'munge', 'log'),
@@ -422,7 +437,7 @@ class SlurmCluster:
                 'CredType=cred/munge',
                 'AuthInfo=socket=' + self.sock,
                 'StateSaveLocation=' + os.path.join(b, 'state'),
-                'SlurmdSpoolDir=' + os.path.join(b, 'spool'),
+                'SlurmdSpoolDir=' + spool,
                 'SlurmctldPidFile=' + os.path.join(b, 'slurmctld.pid'),
                 'SlurmdPidFile=' + os.path.join(b, 'slurmd.pid'),
                 'SlurmctldLogFile=' + os.path.join(b, 'slurmctld.log'),
@@ -501,13 +516,21 @@ class SlurmCluster:
                 p.kill()
                 p.wait()
         self.procs = []
+        if self.short is not None:
+            shutil.rmtree(self.short, ignore_errors=True)
+            self.short = None
 
 
 def slurm_cluster(ctx, tuned=True):
     if os.geteuid() != 0:
         print('slurm: not root: the one-node cluster needs root (skip)')
         sys.exit(SKIP)
-    return SlurmCluster(ctx.path('cluster'), tuned).start()
+    cluster = SlurmCluster(ctx.path('cluster'), tuned)
+    try:
+        return cluster.start()
+    except BaseException:  # fail() exits: stop what started, remove the sockets
+        cluster.stop()
+        raise
 
 
 def test_slurm(ctx):
