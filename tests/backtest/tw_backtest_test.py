@@ -120,12 +120,19 @@ class Ctx:
         cmd = [sys.executable, self.backtest, 'run', '--profile', self.profile,
                '--replay', self.replay, '--out', out] + list(extra) + list(sessions)
         start = time.monotonic()
+        # its own process group: on the deadline its sbatch --wait goes too
+        # (killing tickwire-backtest alone left sbatch polling forever)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, start_new_session=True)
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=deadline)
-        except subprocess.TimeoutExpired as e:
+            out, err = p.communicate(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            why = cluster.diagnose() if cluster else ''
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
             fail('%s: not done after %d s%s\nits stderr: %s' %
-                 (' '.join(cmd), deadline, cluster.diagnose() if cluster else '',
-                  (e.stderr or b'').decode(errors='replace')[-2000:]))
+                 (' '.join(cmd), deadline, why, err[-2000:]))
+        p = subprocess.CompletedProcess(cmd, p.returncode, out, err)
         seconds = time.monotonic() - start
         if p.returncode != expect:
             fail('%s: exit %d (want %d): %s%s' % (' '.join(cmd), p.returncode, expect,
