@@ -1443,6 +1443,9 @@ int act_reply(struct act_msg *m, uint32_t type, const void *data, uint32_t len)
 
 		if (rc == 0)
 			m->flags_ |= ACT__F_REPLIED;
+		else if (rc == -ESHUTDOWN && m->dest != NULL)
+			/* stopped between the check above and the send */
+			act__stat_inc_shared(&m->dest->orphan_replies);
 		return rc;
 	}
 }
