@@ -931,10 +931,17 @@ def sim_apps(events, template):
 
 def check_ilink(ctx):
     sim = Sim(ctx, '--fill-max', '10')
-    prof = ctx.profile('ilink', synthetic=True, cfg=sim.session_cfg(ctx, 'ilink') + [
+    # Every order the strategy makes must reach the exchange, so no book may
+    # go stale on the way: feeds A and B merged on one queue that one lcore
+    # reads in file order (net_pcap drops nothing), arbitrated by packet
+    # count. Two capture lcores and a 500 us gap wait turned a stall of one
+    # of them under ASan into declared losses, stale books, refused orders.
+    ab = pcap_merge(os.path.join(ctx.tmp, 'ilink-ab.pcap'), ctx.synth)
+    prof = ctx.profile('ilink', rx=(ab, ab), cfg=sim.session_cfg(ctx, 'ilink') + [
         r'max_open_orders = \d+;=>max_open_orders = 1000;',
         r'max_position = \d+;=>max_position = 1000;',
-        r'max_messages_per_second = \d+;=>max_messages_per_second = 10000;'])
+        r'max_messages_per_second = \d+;=>max_messages_per_second = 10000;'] +
+        [ONE_THREAD] + arb_wait(64), ini=ONE_QUEUE)
     out = ctx.run_tickwire(prof)
     events = sim.events()
     c = counters(out)
