@@ -169,7 +169,7 @@ expect_refusal "public key as --sign-key" "--sign-key $tmp/sign.pub: not a signi
 # 9. shellcheck
 if command -v shellcheck >/dev/null; then
 	if shellcheck "$src/image/build" "$src/image/qemu-run" "$src/image/files/tickwire-image-check" \
-		"$src/image/files/tickwire-vfio-bind" "$src/image/lib/sign-image" "$src/image/lib/secrets-scan" \
+		"$src/image/files/tickwire-vfio-bind" "$src/image/files/tickwire-slot" "$src/image/lib/sign-image" "$src/image/lib/secrets-scan" \
 		"$src/tests/image/"*.sh; then
 		ok "shellcheck"
 	else
