@@ -10,16 +10,30 @@
 #     expected sha256 (before anything is staged); an extlinux.conf of the
 #     older layout (one kernel for both slots); a root_b slot 1 MiB smaller
 #     than the image's root partition;
-#  2. slot mode, active root_a (the cmdline file): root_b's bytes = the image's
-#     root partition, /root_b/{vmlinuz,initrd.img} = the image rootfs's
-#     /usr/lib/tickwire/boot copies (stale ones were put there first),
-#     DEFAULT root_b, root_a / its kernel / the GPT / ldlinux untouched;
-#  3. the target boots under qemu (--snapshot --check): PASS, slot=root_b;
-#  4. slot mode again, active root_b: root_a (scribbled over first) = the
-#     image's, /root_a/ = the image's kernel, DEFAULT root_a, root_b untouched;
-#  5. disk mode onto a blank sparse file: read-back sha256 = the image's.
+#  2. slot mode, active root_a (the cmdline file), the "good" variant of the
+#     image: root_b's bytes = its root partition, /root_b/{vmlinuz,initrd.img}
+#     = its /usr/lib/tickwire/boot copies (stale ones were put there first),
+#     DEFAULT still root_a, a one-time boot of root_b in ldlinux.sys's ADV
+#     (nothing else of it changed), the trial and a "flashed" record in
+#     /boot/tickwire; root_a / its kernel / the GPT untouched;
+#  3. the trial boot under qemu (image/qemu-run --reboot --check, i6300esb):
+#     root_b boots once, tickwire-slot finds it healthy and makes it DEFAULT,
+#     the check passes on root_b; the record says trial, committed, and the
+#     role's verdict tasks (verdict.yml) report it committed;
+#  4. the "sick" variant (its health command never passes) into root_a,
+#     active root_b, tickwire_flash_trial_timeout 20: root_a written, root_b
+#     untouched; its trial boot gives up after 20 s and reboots, the host
+#     comes back on root_b (the DEFAULT the commit of 3 wrote) by itself and
+#     records fallen-back with the reason; the verdict tasks fail the host;
+#  5. the "unbootable" variant (its kernel cannot mount its root:
+#     rootfstype=btrfs) into root_a: the initramfs gives up, panic=10
+#     reboots, extlinux's one-time boot is spent, root_b comes back and
+#     records fallen-back (never reached its health check);
+#  6. disk mode onto a blank sparse file: read-back sha256 = the image's.
+# The variants are copies of the image with one file of their root partition
+# changed, signed with the test's key.
 # Every loop device is detached and everything unmounted on exit.
-# TW_FLASH_BOOT_TIMEOUT (s, default 600) bounds the boot.
+# TW_FLASH_BOOT_TIMEOUT (s, default 600) bounds each qemu run.
 set -eu
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
@@ -56,11 +70,11 @@ cleanup() {
 	findmnt -rn -o TARGET | grep '\.tickwire-flash$' | while read -r m; do umount "$m" || true; done
 	for l in $loops; do losetup -d "$l" 2>/dev/null || true; done
 	# and anything still attached to our files (the role's image loop)
-	for f in "$work/target.raw" "$work/blank.raw" "${img:-/nonexistent}"; do
+	for f in "$work/target.raw" "$work/blank.raw" "$work/good.raw" "$work/sick.raw" "$work/unbootable.raw" "${img:-/nonexistent}"; do
 		[ -e "$f" ] || continue
 		losetup -l -n -O NAME -j "$f" 2>/dev/null | while read -r l; do losetup -d "$l" || true; done
 	done
-	rm -f "$work/target.raw" "$work/blank.raw"
+	rm -f "$work/target.raw" "$work/blank.raw" "$work/good.raw" "$work/sick.raw" "$work/unbootable.raw"
 	rm -rf "$work/stage"
 	exit $rc
 }
@@ -130,7 +144,6 @@ imgsize=$(stat -c %s "$img")
 partscan "$img" --read-only
 iloop=$loop
 partsize=$(blockdev --getsize64 "${iloop}p2")
-partsum=$(sum "${iloop}p2")
 mnt "${iloop}p2" "$work/img-root" ro,noload
 kdir=$work/img-root/usr/lib/tickwire/boot
 for f in vmlinuz initrd.img; do
@@ -144,9 +157,43 @@ phase "image: sha256 $imgsum, root partition $partsize bytes, kernel $ksum_vmlin
 # the role flashes signed images only: a throw-away key pair, the image's
 # checksum line signed as image/lib/sign-image does (the image is only read)
 signify-openbsd -G -n -c "tickwire flash test key" -p "$work/sign.pub" -s "$work/sign.sec"
-printf 'SHA256 (%s) = %s\n' "$(basename "$img")" "$imgsum" >"$work/image.SHA256"
-signify-openbsd -S -e -s "$work/sign.sec" -m "$work/image.SHA256" -x "$work/image.sig"
+sign() { # IMAGE SUM SIG
+	printf 'SHA256 (%s) = %s\n' "$(basename "$1")" "$2" >"$3.SHA256"
+	signify-openbsd -S -e -s "$work/sign.sec" -m "$3.SHA256" -x "$3"
+}
+sign "$img" "$imgsum" "$work/image.sig"
+# the variants: the image with one file of its root filesystem changed
+variant() { # NAME FILE CONTENT: $work/NAME.raw and its .sig; sets vsum, vpart (its root partition's sha256)
+	v=$work/$1.raw
+	cp --sparse=always "$img" "$v"
+	partscan "$v"
+	mnt "${loop}p2" "$work/vroot"
+	printf '%s\n' "$3" >"$work/vroot/$2"
+	unmnt "$work/vroot"
+	vpart=$(sum "${loop}p2")
+	detach "$loop"
+	vsum=$(sum "$v")
+	sign "$v" "$vsum" "$v.sig"
+}
+# good: healthy once tickwire.service has replayed the capture and exited 0
+# (the qemu profile's appliance is a finite replay; a live host's gate is
+# tickwire-health, written by the tickwire_service role)
+# shellcheck disable=SC2016 # expanded by tickwire-slot on the guest
+variant good etc/tickwire/slot.conf 'TW_SLOT_HEALTH_TIMEOUT=600
+TW_SLOT_HEALTH_CMD='"'"'test "$(systemctl show -P ActiveState tickwire.service)/$(systemctl show -P Result tickwire.service)/$(systemctl show -P ExecMainStatus tickwire.service)" = inactive/success/0 && journalctl -u tickwire.service -o cat | grep -q "^== tickwire: replay finished"'"'"
+good_sum=$vsum good_part=$vpart
+variant sick etc/tickwire/slot.conf 'TW_SLOT_HEALTH_TIMEOUT=600
+TW_SLOT_HEALTH_CMD=false'
+sick_sum=$vsum sick_part=$vpart
+partscan "$img" --read-only
+mnt "${loop}p2" "$work/img-root" ro,noload
+bad_append="$(cat "$work/img-root/usr/lib/tickwire/boot/append") rootfstype=btrfs"
+unmnt "$work/img-root"
+detach "$loop"
+variant unbootable usr/lib/tickwire/boot/append "$bad_append"
+unbootable_sum=$vsum unbootable_part=$vpart
 rm -f "$work/sign.sec"
+phase "variants good, sick, unbootable made and signed"
 
 # --- the target disk: a sparse copy; an older image's kernel in /root_b/ ----
 tgt=$work/target.raw
@@ -171,16 +218,20 @@ cat >"$work/flash.yml" <<'EOF'
     - role: tickwire_flash
 EOF
 run=0
+use() { # IMAGE SUM SIGNATURE: what flash() flashes
+	fimg=$1 fsum=$2 fsig=$3
+}
+use "$img" "$imgsum" "$work/image.sig"
 flash() { # LOG ACTIVE-SLOT MODE [ansible-playbook options]: the exit status of the play
 	log=$1 active=$2 mode=$3
 	shift 3
 	run=$((run + 1))
 	echo "BOOT_IMAGE=/$active/vmlinuz root=PARTLABEL=$active rw console=ttyS0,115200n8" >"$work/cmdline.$run"
 	cat >"$work/vars.$run.json" <<EOF
-{"tickwire_flash_image": "$img", "tickwire_flash_image_sha256": "$imgsum",
+{"tickwire_flash_image": "$fimg", "tickwire_flash_image_sha256": "$fsum",
  "tickwire_flash_mode": "$mode", "tickwire_flash_stage_dir": "$work/stage",
  "tickwire_flash_slots": {"root_a": "${tloop}p2", "root_b": "${tloop}p3"},
- "tickwire_flash_image_signature": "$work/image.sig", "tickwire_flash_signify_pubkey": "$work/sign.pub",
+ "tickwire_flash_image_signature": "$fsig", "tickwire_flash_signify_pubkey": "$work/sign.pub",
  "tickwire_flash_cmdline_file": "$work/cmdline.$run", "tickwire_flash_boot_dir": "$boot",
  "tickwire_flash_reboot": false}
 EOF
@@ -194,7 +245,7 @@ EOF
 refused() { # LOG WHY-PATTERN (grep -E) TITLE
 	grep -E "^localhost +: .*failed=1" "$1" >/dev/null || { tail -n 30 "$1"; fail "$3: the play did not fail"; }
 	grep -Eq "$2" "$1" || { tail -n 30 "$1"; fail "$3: not refused for the expected reason /$2/"; }
-	if grep -Eq 'TASK \[tickwire_flash : (Write the|Copy the|Boot the new slot)' "$1"; then
+	if grep -Eq 'TASK \[tickwire_flash : (Write the|Copy the|Boot the new slot|Record the attempt)' "$1"; then
 		fail "$3: a writing task ran"
 	fi
 }
@@ -233,7 +284,7 @@ detach "$small"
 [ -z "$(losetup -l -n -O NAME -j "$img")" ] || fail "small slot: the role left the image attached"
 phase "slot 1 MiB smaller than the root partition: refused, target unchanged, image detached"
 
-# --- 2. slot mode, root_a active: writes root_b ---------------------------------
+# --- 2. slot mode, root_a active: the good variant into root_b ----------------
 unmnt "$boot"
 mnt "${tloop}p1" "$boot"
 cp "$boot/extlinux/extlinux.conf" "$work/extlinux.image"
@@ -244,81 +295,185 @@ age_append() { # slot
 	[ "$(grep -c tw_stale_core_map "$boot/extlinux/extlinux.conf")" = 1 ] || fail "test set-up: no APPEND hugepages=256 of $1 to age"
 }
 age_append root_b
-cp "$boot/extlinux/extlinux.conf" "$work/extlinux.before"
 a_sum=$(sum "${tloop}p2")
-bootsums() { (cd "$boot" && sha256sum root_a/* root_b/* extlinux/ldlinux.sys extlinux/ldlinux.c32); }
+bootsums() { (cd "$boot" && sha256sum root_a/* root_b/* extlinux/ldlinux.c32); }
 bootsums >"$work/bootsums.before"
+cp "$boot/extlinux/ldlinux.sys" "$work/ldlinux.before"
 gpt_head=$(headsum "$tgt" 1048576)
 gpt_tail=$(tail -c 1048576 "$tgt" | sha256)
 phase "before the slot flash: root_a, boot files, GPT recorded"
 
+# the one-time boot lives in ldlinux.sys's ADV (its last 1 KiB, two copies):
+# the rest of the file is the loader and must not change
+adv_once() { # SLOT: ldlinux.sys = the recorded one but for an ADV naming SLOT
+	n=$(($(stat -c %s "$work/ldlinux.before") - 1024))
+	[ "$(headsum "$boot/extlinux/ldlinux.sys" $n)" = "$(headsum "$work/ldlinux.before" $n)" ] ||
+		fail "ldlinux.sys changed outside its ADV"
+	[ "$(tail -c 1024 "$boot/extlinux/ldlinux.sys" | tr -c 'a-z_' '\n' | grep -cx "$1")" = 2 ] ||
+		fail "ldlinux.sys's ADV does not name $1 for the one-time boot"
+}
+trial_of() { # SLOT FROM [TIMEOUT]: the trial file and the last record as tickwire_flash writes them
+	want="^attempt=[0-9]{8}T[0-9]{6}Z-$1 slot=$1 from=$2${3:+ timeout=$3}\$"
+	grep -Eq "$want" "$boot/tickwire/trial" || fail "trial file: '$(cat "$boot/tickwire/trial")', want /$want/"
+	attempt=$(sed -n 's/^attempt=\([^ ]*\) .*/\1/p' "$boot/tickwire/trial")
+	tail -n 1 "$boot/tickwire/attempts" | grep -Eq " attempt=$attempt slot=$1 state=flashed reason=\"image sha256 $fsum " ||
+		fail "no flashed record: $(tail -n 1 "$boot/tickwire/attempts")"
+}
+
+use "$work/good.raw" "$good_sum" "$work/good.raw.sig"
 flash "$work/flash-b.log" root_a slot || { tail -n 40 "$work/flash-b.log"; fail "slot flash into root_b failed"; }
 grep -E '^localhost +: ' "$work/flash-b.log"
-grep -q 'localhost boots root_b next' "$work/flash-b.log" || fail "no 'boots root_b next' from the handler"
-phase "slot flash into root_b (image staged by copy)"
-[ "$(headsum "${tloop}p3" "$partsize")" = "$partsum" ] || fail "root_b: the first $partsize bytes are not the image's root partition"
+grep -q 'localhost boots root_b next, once, on trial' "$work/flash-b.log" || fail "no 'boots root_b next, once, on trial' from the handler"
+phase "slot flash of the good variant into root_b (image staged by copy)"
+[ "$(headsum "${tloop}p3" "$partsize")" = "$good_part" ] || fail "root_b: the first $partsize bytes are not the good variant's root partition"
 [ "$(sum "$boot/root_b/vmlinuz")" = "$ksum_vmlinuz" ] || fail "/root_b/vmlinuz is not the image rootfs's kernel"
 [ "$(sum "$boot/root_b/initrd.img")" = "$ksum_initrd" ] || fail "/root_b/initrd.img is not the image rootfs's initrd"
-if [ "$(grep -c '^DEFAULT ' "$boot/extlinux/extlinux.conf")" != 1 ] || ! grep -q '^DEFAULT root_b$' "$boot/extlinux/extlinux.conf"; then
-	fail "extlinux.conf: DEFAULT is not root_b: $(grep DEFAULT "$boot/extlinux/extlinux.conf")"
-fi
-diff "$work/extlinux.image" "$boot/extlinux/extlinux.conf" | grep '^[<>]' >"$work/extlinux.diff" || true
-printf '< DEFAULT root_a\n> DEFAULT root_b\n' | cmp -s - "$work/extlinux.diff" ||
-	{ cat "$work/extlinux.diff"; fail "extlinux.conf is not the image's but for DEFAULT (root_b's APPEND not the new root's?)"; }
+cmp -s "$work/extlinux.image" "$boot/extlinux/extlinux.conf" ||
+	{ diff "$work/extlinux.image" "$boot/extlinux/extlinux.conf"; fail "extlinux.conf is not the image's (DEFAULT root_a, root_b's APPEND the new root's)"; }
+adv_once root_b
+trial_of root_b root_a
 [ "$(sum "${tloop}p2")" = "$a_sum" ] || fail "root_a changed"
 bootsums | grep -v ' root_b/' >"$work/bootsums.after"
-grep -v ' root_b/' "$work/bootsums.before" | cmp -s - "$work/bootsums.after" || fail "/root_a/ or ldlinux changed"
+grep -v ' root_b/' "$work/bootsums.before" | cmp -s - "$work/bootsums.after" || fail "/root_a/ or ldlinux.c32 changed"
 [ "$(headsum "$tgt" 1048576)" = "$gpt_head" ] || fail "the protective MBR / primary GPT changed"
 [ "$(tail -c 1048576 "$tgt" | sha256)" = "$gpt_tail" ] || fail "the backup GPT changed"
 [ -z "$(ls -A "$work/stage")" ] || fail "the staged image was not removed"
-[ -z "$(losetup -l -n -O NAME -j "$img")" ] || fail "the role left the image attached"
+[ -z "$(losetup -l -n -O NAME -j "$fimg")" ] || fail "the role left the image attached"
 if findmnt -rn -o TARGET | grep -q '\.tickwire-flash$'; then fail "the role left the image mounted"; fi
-phase "root_b = image root partition, /root_b/ kernel+initrd = image's, root_b's stale APPEND replaced by the image's, DEFAULT root_b; root_a, /root_a/, ldlinux, GPT unchanged"
+phase "root_b = good variant, /root_b/ kernel+initrd = image's, root_b's stale APPEND replaced; DEFAULT root_a, one-time boot root_b (ADV), trial + flashed record; root_a, /root_a/, GPT unchanged"
 
-# --- 3. boot the flashed target --------------------------------------------------
-unmnt "$boot"
-detach "$tloop"
-rc=0
-"$src/image/qemu-run" "$tgt" --snapshot --check --log "$work/serial.log" \
-	--timeout "${TW_FLASH_BOOT_TIMEOUT:-600}" </dev/null >"$work/qemu.out" 2>&1 || rc=$?
-line=$(tr -d '\r' <"$work/serial.log" | grep -a -m1 -o 'TICKWIRE-IMAGE-CHECK: .*' || true)
-echo "boot: $line"
+# --- boots: the target under qemu, reboots allowed, until the check powers off
+boot() { # NAME: sets $line, the boot check's last result line; the target detached meanwhile
+	unmnt "$boot"
+	detach "$tloop"
+	rc=0
+	"$src/image/qemu-run" "$tgt" --reboot --check --log "$work/serial.$1.log" \
+		--timeout "${TW_FLASH_BOOT_TIMEOUT:-600}" </dev/null >"$work/qemu.$1.out" 2>&1 || rc=$?
+	line=$(tr -d '\r' <"$work/serial.$1.log" | grep -a -o 'TICKWIRE-IMAGE-CHECK: .*' | tail -n 1 || true)
+	echo "boot $1 (qemu status $rc): $line"
+	partscan "$tgt"
+	tloop=$loop
+	mnt "${tloop}p1" "$boot"
+}
+boot_failed() { # NAME WHY
+	cat "$work/qemu.$1.out"
+	tr -d '\r' <"$work/serial.$1.log" | grep -a -E 'tickwire-slot|TICKWIRE|panic|Kernel|ALERT|Rebooting|reboot' | tail -n 30
+	fail "boot $1: $2"
+}
+records() { grep -F " attempt=$attempt " "$boot/tickwire/attempts" | sed -n 's/.* slot=\([a-z_]*\) state=\([a-z-]*\) .*/\1:\2/p' | tr '\n' ' '; }
+# the role's verdict tasks on the record the guest left (as after its reboot)
+verdict() { # LOG RUNNING-SLOT TARGET: the exit status of the play
+	echo "BOOT_IMAGE=/$2/vmlinuz root=PARTLABEL=$2 rw" >"$work/cmdline.verdict"
+	cat >"$work/verdict.yml" <<EOF
+---
+- name: Verdict (tests/ansible/run-flash.sh)
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: The role's verdict tasks
+      ansible.builtin.include_role:
+        name: tickwire_flash
+        tasks_from: verdict.yml
+      vars:
+        tickwire_flash_attempt: "$attempt"
+        tickwire_flash_target: "$3"
+        tickwire_flash_boot_dir: "$boot"
+        tickwire_flash_cmdline_file: "$work/cmdline.verdict"
+        tickwire_flash_verdict_timeout: 2
+        tickwire_flash_verdict_poll_s: 1
+EOF
+	(cd "$src/ansible" && ANSIBLE_CONFIG="$src/ansible/ansible.cfg" ANSIBLE_NOCOLOR=1 \
+		ANSIBLE_LOCAL_TEMP="$work/ansible-tmp" ANSIBLE_RETRY_FILES_ENABLED=false \
+		ansible-playbook -i localhost, -c local -e ansible_python_interpreter=/usr/bin/python3 \
+		"$work/verdict.yml") >"$1" 2>&1
+}
+
+# --- 3. the trial boot of root_b: healthy, committed ------------------------------
+boot trial-good
 case $line in
-"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*) ;;
-*)
-	cat "$work/qemu.out"
-	tr -d '\r' <"$work/serial.log" | tail -n 30
-	fail "the flashed target did not boot root_b with a passing check (qemu status $rc)"
-	;;
+"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" committed=root_b") ;;
+*) boot_failed trial-good "the check did not pass on root_b with root_b committed" ;;
 esac
-phase "flashed target booted under qemu: PASS on root_b"
+grep -q '^DEFAULT root_b$' "$boot/extlinux/extlinux.conf" || fail "after the commit: $(grep DEFAULT "$boot/extlinux/extlinux.conf")"
+[ "$(records)" = "root_b:flashed root_b:trial root_b:committed " ] || fail "records of $attempt: $(records)"
+[ ! -e "$boot/tickwire/trial" ] || fail "the trial file outlived the commit"
+verdict "$work/verdict-good.log" root_b root_b || { tail -n 30 "$work/verdict-good.log"; fail "verdict tasks: the committed trial failed the host"; }
+grep -q "localhost runs root_b: committed root_b (attempt $attempt" "$work/verdict-good.log" ||
+	{ tail -n 30 "$work/verdict-good.log"; fail "verdict tasks: no 'runs root_b: committed'"; }
+phase "trial boot: root_b once, healthy, committed (DEFAULT root_b), check PASS on root_b; the role reports it committed"
 
-# --- 4. slot mode again, root_b active: writes root_a ----------------------------
-partscan "$tgt"
-tloop=$loop
-mnt "${tloop}p1" "$boot"
+# --- 4. the sick variant into root_a: not healthy in 20 s, back on root_b ---------
 dd if=/dev/zero of="${tloop}p2" bs=1M count=4 conv=fsync status=none # an older root_a
 echo "stale kernel of an older image" >"$boot/root_a/vmlinuz"
 echo "stale initrd of an older image" >"$boot/root_a/initrd.img"
 age_append root_a
+# root_b ran (its journal, its logs): what the flash must not touch is its
+# state now
 b_sum=$(headsum "${tloop}p3" "$partsize")
 bootsums | grep ' root_b/' >"$work/bootsums-b.before"
-flash "$work/flash-a.log" root_b slot -e tickwire_flash_image_on_target=true ||
+cp "$boot/extlinux/ldlinux.sys" "$work/ldlinux.before"
+use "$work/sick.raw" "$sick_sum" "$work/sick.raw.sig"
+flash "$work/flash-a.log" root_b slot -e tickwire_flash_trial_timeout=20 ||
 	{ tail -n 40 "$work/flash-a.log"; fail "slot flash into root_a failed"; }
 grep -E '^localhost +: ' "$work/flash-a.log"
-[ "$(headsum "${tloop}p2" "$partsize")" = "$partsum" ] || fail "root_a: not the image's root partition after the second flash"
+[ "$(headsum "${tloop}p2" "$partsize")" = "$sick_part" ] || fail "root_a: not the sick variant's root partition after the second flash"
 [ "$(sum "$boot/root_a/vmlinuz")" = "$ksum_vmlinuz" ] || fail "/root_a/vmlinuz is not the image's kernel"
 [ "$(sum "$boot/root_a/initrd.img")" = "$ksum_initrd" ] || fail "/root_a/initrd.img is not the image's initrd"
-cmp -s "$work/extlinux.image" "$boot/extlinux/extlinux.conf" ||
-	{ diff "$work/extlinux.image" "$boot/extlinux/extlinux.conf"; fail "extlinux.conf after the second flash is not the image's (DEFAULT root_a, root_a's APPEND)"; }
+sed 's/^DEFAULT root_a$/DEFAULT root_b/' "$work/extlinux.image" | cmp -s - "$boot/extlinux/extlinux.conf" ||
+	{ diff "$work/extlinux.image" "$boot/extlinux/extlinux.conf"; fail "extlinux.conf after the second flash is not the image's with DEFAULT root_b"; }
+adv_once root_a
+trial_of root_a root_b 20
 [ "$(headsum "${tloop}p3" "$partsize")" = "$b_sum" ] || fail "root_b changed in the second flash"
 bootsums | grep ' root_b/' | cmp -s "$work/bootsums-b.before" - || fail "/root_b/ changed in the second flash"
+phase "sick variant into root_a (active root_b): DEFAULT root_b, one-time boot root_a, root_b untouched"
+boot trial-sick
+case $line in
+"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" committed=root_b") ;;
+*) boot_failed trial-sick "the host did not come back on root_b by itself" ;;
+esac
+[ "$(records)" = "root_a:flashed root_a:trial root_a:failed root_b:fallen-back " ] || fail "records of $attempt: $(records)"
+grep -F " attempt=$attempt " "$boot/tickwire/attempts" | tail -n 1 |
+	grep -q 'state=fallen-back reason="root_a: not healthy within 20s (false)"' ||
+	fail "fallen-back record: $(tail -n 1 "$boot/tickwire/attempts")"
+grep -q '^DEFAULT root_b$' "$boot/extlinux/extlinux.conf" || fail "after the fallback: $(grep DEFAULT "$boot/extlinux/extlinux.conf")"
+[ ! -e "$boot/tickwire/trial" ] || fail "the trial file outlived the fallback"
+if tr -d '\r' <"$work/serial.trial-sick.log" | grep -a -q 'TICKWIRE-IMAGE-CHECK: .* slot=root_a '; then
+	fail "the check ran on the failed trial slot (it must reboot before multi-user)"
+fi
+if verdict "$work/verdict-sick.log" root_b root_a; then
+	tail -n 30 "$work/verdict-sick.log"
+	fail "verdict tasks: a fallen-back trial passed"
+fi
+grep -q "localhost runs root_b: FELL BACK from root_a (attempt $attempt: root_a: not healthy within 20s" "$work/verdict-sick.log" ||
+	{ tail -n 30 "$work/verdict-sick.log"; fail "verdict tasks: no 'runs root_b: FELL BACK from root_a'"; }
+phase "sick trial: not healthy in 20 s, rebooted, back on root_b (still DEFAULT) by itself, fallen-back recorded; the role fails the host and says why"
+
+# --- 5. the unbootable variant into root_a: panic=, back on root_b -----------------
+use "$work/unbootable.raw" "$unbootable_sum" "$work/unbootable.raw.sig"
+cp "$boot/extlinux/ldlinux.sys" "$work/ldlinux.before"
+flash "$work/flash-a2.log" root_b slot -e tickwire_flash_trial_timeout=20 ||
+	{ tail -n 40 "$work/flash-a2.log"; fail "slot flash of the unbootable variant failed"; }
+[ "$(headsum "${tloop}p2" "$partsize")" = "$unbootable_part" ] || fail "root_a: not the unbootable variant's root partition"
+grep -q 'rootfstype=btrfs' "$boot/extlinux/extlinux.conf" || fail "root_a's APPEND does not carry the variant's rootfstype=btrfs"
+adv_once root_a
+trial_of root_a root_b 20
+boot trial-unbootable
+case $line in
+"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" committed=root_b") ;;
+*) boot_failed trial-unbootable "the host did not come back on root_b by itself" ;;
+esac
+tr -d '\r' <"$work/serial.trial-unbootable.log" | grep -a -q 'Rebooting automatically due to panic= boot argument' ||
+	boot_failed trial-unbootable "the initramfs did not reboot by panic="
+[ "$(records)" = "root_a:flashed root_b:fallen-back " ] || fail "records of $attempt: $(records)"
+tail -n 1 "$boot/tickwire/attempts" | grep -q 'reason="root_a never reached its health check' ||
+	fail "fallen-back record: $(tail -n 1 "$boot/tickwire/attempts")"
 unmnt "$boot"
 detach "$tloop"
 rm -f "$tgt"
-phase "second slot flash (active root_b, image on the target): root_a and /root_a/ = image's, DEFAULT root_a, root_b unchanged"
+phase "unbootable trial: the initramfs could not mount root_a, panic=10 rebooted, root_b came back by itself, fallen-back recorded"
 
-# --- 5. disk mode onto a blank disk ------------------------------------------------
+# --- 6. disk mode onto a blank disk ------------------------------------------------
+use "$img" "$imgsum" "$work/image.sig"
 truncate -s "$imgsize" "$work/blank.raw"
 attach "$work/blank.raw"
 bloop=$loop
