@@ -217,6 +217,15 @@ cat >"$work/flash.yml" <<'EOF'
   roles:
     - role: tickwire_flash
 EOF
+# ansible-playbook against localhost; profile_tasks: each task's time in the log
+play() { # LOG PLAYBOOK [ansible-playbook options]: the exit status of the play
+	log=$1
+	shift
+	(cd "$src/ansible" && ANSIBLE_CONFIG="$src/ansible/ansible.cfg" ANSIBLE_NOCOLOR=1 \
+		ANSIBLE_LOCAL_TEMP="$work/ansible-tmp" ANSIBLE_RETRY_FILES_ENABLED=false \
+		ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks PROFILE_TASKS_TASK_OUTPUT_LIMIT=12 \
+		ansible-playbook -i localhost, -c local -e ansible_python_interpreter=/usr/bin/python3 "$@") >"$log" 2>&1
+}
 run=0
 use() { # IMAGE SUM SIGNATURE: what flash() flashes
 	fimg=$1 fsum=$2 fsig=$3
@@ -235,12 +244,7 @@ flash() { # LOG ACTIVE-SLOT MODE [ansible-playbook options]: the exit status of 
  "tickwire_flash_cmdline_file": "$work/cmdline.$run", "tickwire_flash_boot_dir": "$boot",
  "tickwire_flash_reboot": false}
 EOF
-	# profile_tasks: each task's time in the log
-	(cd "$src/ansible" && ANSIBLE_CONFIG="$src/ansible/ansible.cfg" ANSIBLE_NOCOLOR=1 \
-		ANSIBLE_LOCAL_TEMP="$work/ansible-tmp" ANSIBLE_RETRY_FILES_ENABLED=false \
-		ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks PROFILE_TASKS_TASK_OUTPUT_LIMIT=12 \
-		ansible-playbook -i localhost, -c local -e ansible_python_interpreter=/usr/bin/python3 \
-		"$work/flash.yml" -e "@$work/vars.$run.json" "$@") >"$log" 2>&1
+	play "$log" "$work/flash.yml" -e "@$work/vars.$run.json" "$@"
 }
 refused() { # LOG WHY-PATTERN (grep -E) TITLE
 	grep -E "^localhost +: .*failed=1" "$1" >/dev/null || { tail -n 30 "$1"; fail "$3: the play did not fail"; }
@@ -382,10 +386,7 @@ verdict() { # LOG RUNNING-SLOT TARGET: the exit status of the play
         tickwire_flash_verdict_timeout: 2
         tickwire_flash_verdict_poll_s: 1
 EOF
-	(cd "$src/ansible" && ANSIBLE_CONFIG="$src/ansible/ansible.cfg" ANSIBLE_NOCOLOR=1 \
-		ANSIBLE_LOCAL_TEMP="$work/ansible-tmp" ANSIBLE_RETRY_FILES_ENABLED=false \
-		ansible-playbook -i localhost, -c local -e ansible_python_interpreter=/usr/bin/python3 \
-		"$work/verdict.yml") >"$1" 2>&1
+	play "$1" "$work/verdict.yml"
 }
 
 # --- 3. the trial boot of root_b: healthy, committed ------------------------------
