@@ -18,7 +18,9 @@
  * names (a synthetic topology) gets the Intel words, which an AMD kernel
  * ignores (no DMAR table), and an info finding says so. The PCI ports are
  * printed too (TW_PCI_PORTS, canonical addresses): the image's binding
- * script takes them from here, so nothing else parses ports.ini.
+ * script takes them from here, so nothing else parses ports.ini; and the
+ * session journal (TW_SESSION_FILE, session.file of tickwire.cfg), which the
+ * image's boot check reads with tickwire-session.
  *
  * Exit status: 0 no errors, 1 errors, 2 usage errors (including a topology
  * that cannot be loaded). With --format shell, stdout carries only
@@ -286,8 +288,18 @@ int main(int argc, char **argv)
 		else if (first_pci >= 0)
 			printf("PCI ports (vfio-pci, IOMMU: %s): %s\n", iommu, pci);
 	}
-	if (shell && cfg != NULL)
+	if (shell && cfg != NULL) {
 		printf("TW_PCI_PORTS='%s'\n", pci);
+		/* where the session journal lives (backups, tickwire-session) */
+		fputs("TW_SESSION_FILE='", stdout);
+		for (const char *c = cfg->session.file; *c != '\0'; c++) {
+			if (*c == '\'')
+				fputs("'\\''", stdout);
+			else
+				putchar(*c);
+		}
+		fputs("'\n", stdout);
+	}
 	if (shell)
 		printf("TW_ERRORS='%u'\nTW_WARNINGS='%u'\n", findings.errors, findings.warnings);
 	fprintf(report, "%stickwire-check: %u error%s, %u warning%s (topology: %s)\n",

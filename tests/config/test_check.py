@@ -178,6 +178,21 @@ try:
     check('iommu: a vdev-only profile: no IOMMU words, no PCI ports',
           pairs.get('TW_IOMMU_CMDLINE') == '' and pairs.get('TW_PCI_PORTS') == '' and
           'iommu' not in pairs.get('TW_KERNEL_CMDLINE', 'iommu'), out + err)
+    # TW_SESSION_FILE: session.file, read back by sh even with a quote in it
+    rc, out, err = run(*base, '--cpu-vendor', 'intel')
+    check('session: TW_SESSION_FILE is session.file',
+          shell_pairs(out).get('TW_SESSION_FILE') == '/var/lib/tickwire/ilink3.session', out)
+    qcfg = os.path.join(tmp, 'quote.cfg')
+    with open(COLO[3]) as f:
+        text = f.read()
+    with open(qcfg, 'w') as f:
+        f.write(text.replace('/var/lib/tickwire/ilink3.session', "/var/lib/tick'wire/ilink3.session"))
+    rc, out, err = run(COLO[0], COLO[1], '--config', qcfg, '--synthetic', COLO_TOPOLOGY,
+                       '--sysfs', sysfs, '--format', 'shell')
+    sh = subprocess.run(['sh', '-c', 'eval "$1"; printf %s "$TW_SESSION_FILE"', 'sh', out],
+                        capture_output=True, text=True)
+    check("session: a quote in session.file survives sh", sh.stdout == "/var/lib/tick'wire/ilink3.session",
+          out + sh.stderr)
     rc, out, err = run(*COLO, '--synthetic', COLO_TOPOLOGY, '--sysfs', sysfs, '--cpu-vendor', 'amd')
     check('iommu: text format names the PCI ports and the words',
           'PCI ports (vfio-pci, IOMMU: iommu=pt): 0000:3b:00.0 0000:3b:00.1\n' in out, out)
