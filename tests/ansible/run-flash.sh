@@ -28,8 +28,23 @@
 #  5. the "unbootable" variant (its kernel cannot mount its root:
 #     rootfstype=btrfs) into root_a: the initramfs gives up, panic=10
 #     reboots, extlinux's one-time boot is spent, root_b comes back and
-#     records fallen-back (never reached its health check);
+#     records fallen-back (never reached its health check); after each
+#     failed trial the files of root_b's usr/ and etc/ are what they were
+#     before it (sha256 of each; root_b itself changes by running);
 #  6. disk mode onto a blank sparse file: read-back sha256 = the image's.
+# Two loaders: the trial boots of the good and the unbootable variant run
+# under UEFI (OVMF: GRUB from the EFI system partition, its one-time boot in
+# /boot/grub/grubenv), the sick one under legacy BIOS (SeaBIOS: extlinux);
+# after each flash grub.cfg is extlinux.conf's (the new APPEND line, DEFAULT)
+# and grubenv names the trial slot; a commit moves GRUB's default too, and
+# every trial leaves GRUB's one-time boot spent.
+# The state both slots share: before the first flash a session journal
+# (tw-journal-plant, the appliance's own writer) goes onto the data partition
+# (partition 4, /var/lib/tickwire); no flash changes a byte of that partition;
+# after the switch to root_b the boot check reads the same numbers back
+# (tickwire-session), and so does the sick root_a's trial after the switch
+# back (its health command logs them onto the data partition). An image that
+# needs the data partition is refused on a disk without one.
 # The variants are copies of the image with one file of their root partition
 # changed, signed with the test's key.
 # Every loop device is detached and everything unmounted on exit.
@@ -40,9 +55,12 @@ build=$(cd "$2" && pwd)
 dir=$build/tests/ansible/flash
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (loop devices, mounts)"; exit 77; }
-for t in ansible-playbook losetup partx sfdisk blockdev sha256sum qemu-system-x86_64 signify-openbsd; do
+plant=$build/tests/image/tw-journal-plant
+[ -x "$plant" ] || { echo "FAIL: $plant not built (ninja -C $build)"; exit 1; }
+for t in ansible-playbook losetup partx sfdisk blockdev sha256sum qemu-system-x86_64 signify-openbsd blkid; do
 	command -v $t >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
 done
+[ -r /usr/share/OVMF/OVMF_CODE_4M.fd ] || { echo "SKIP: no OVMF (apt-get install ovmf)"; exit 77; }
 ansible-doc -t module ansible.posix.mount >/dev/null 2>&1 || { echo "SKIP: no ansible.posix collection"; exit 77; }
 start=$(date +%s)
 lap=$start
@@ -118,6 +136,9 @@ headsum() { head -c "$2" "$1" | sha256; } # DEV BYTES
 
 rm -rf "$work"
 mkdir -p "$work/stage"
+# the role's temporary copies of tickwire-slot there before (a killed run's)
+slot_copies() { find /tmp -maxdepth 1 -name 'ansible.*.tickwire-slot' | LC_ALL=C sort; }
+slot_copies >"$work/slot-copies"
 
 # --- the image --------------------------------------------------------------
 img=${TW_FLASH_IMAGE:-}
@@ -182,8 +203,10 @@ variant() { # NAME FILE CONTENT: $work/NAME.raw and its .sig; sets vsum, vpart (
 variant good etc/tickwire/slot.conf 'TW_SLOT_HEALTH_TIMEOUT=600
 TW_SLOT_HEALTH_CMD='"'"'test "$(systemctl show -P ActiveState tickwire.service)/$(systemctl show -P Result tickwire.service)/$(systemctl show -P ExecMainStatus tickwire.service)" = inactive/success/0 && journalctl -u tickwire.service -o cat | grep -q "^== tickwire: replay finished"'"'"
 good_sum=$vsum good_part=$vpart
+# (sick: what the trial slot reads of the session journal goes onto the data
+# partition, then the check fails)
 variant sick etc/tickwire/slot.conf 'TW_SLOT_HEALTH_TIMEOUT=600
-TW_SLOT_HEALTH_CMD=false'
+TW_SLOT_HEALTH_CMD='"'"'/usr/local/bin/tickwire-session /var/lib/tickwire/tickwire.session >/var/lib/tickwire/trial-read.log 2>&1; false'"'"
 sick_sum=$vsum sick_part=$vpart
 partscan "$img" --read-only
 mnt "${loop}p2" "$work/img-root" ro,noload
@@ -242,6 +265,7 @@ flash() { # LOG ACTIVE-SLOT MODE [ansible-playbook options]: the exit status of 
  "tickwire_flash_slots": {"root_a": "${tloop}p2", "root_b": "${tloop}p3"},
  "tickwire_flash_image_signature": "$fsig", "tickwire_flash_signify_pubkey": "$work/sign.pub",
  "tickwire_flash_cmdline_file": "$work/cmdline.$run", "tickwire_flash_boot_dir": "$boot",
+ "tickwire_flash_data_dev": "${tloop}p4",
  "tickwire_flash_reboot": false}
 EOF
 	play "$log" "$work/flash.yml" -e "@$work/vars.$run.json" "$@"
@@ -288,6 +312,11 @@ detach "$small"
 [ -z "$(losetup -l -n -O NAME -j "$img")" ] || fail "small slot: the role left the image attached"
 phase "slot 1 MiB smaller than the root partition: refused, target unchanged, image detached"
 
+flash "$work/no-data.log" root_a slot -e tickwire_flash_image_on_target=true -e "tickwire_flash_data_dev=${tloop}p3" || true
+refused "$work/no-data.log" "mounts /var/lib/tickwire from the partition labelled data .* ${tloop}p3 on localhost is not one" "no data partition"
+[ "$(sum "$tgt")" = "$before" ] || fail "no data partition: the target changed"
+phase "a disk without the data partition the image mounts: refused, target unchanged"
+
 # --- 2. slot mode, root_a active: the good variant into root_b ----------------
 unmnt "$boot"
 mnt "${tloop}p1" "$boot"
@@ -300,6 +329,12 @@ age_append() { # slot
 }
 age_append root_b
 a_sum=$(sum "${tloop}p2")
+# the journal the running slot (root_a) left on the data partition
+mnt "${tloop}p4" "$work/data"
+"$plant" "$work/data/tickwire.session" 4242 17 99 20261205
+unmnt "$work/data"
+journal_want="journal=out:4242,in:17,clordid:99"
+data_sum=$(sum "${tloop}p4")
 bootsums() { (cd "$boot" && sha256sum root_a/* root_b/* extlinux/ldlinux.c32); }
 bootsums >"$work/bootsums.before"
 cp "$boot/extlinux/ldlinux.sys" "$work/ldlinux.before"
@@ -309,6 +344,21 @@ phase "before the slot flash: root_a, boot files, GPT recorded"
 
 # the one-time boot lives in ldlinux.sys's ADV (its last 1 KiB, two copies):
 # the rest of the file is the loader and must not change
+# GRUB's side (UEFI): grub.cfg's default and grubenv's one-time boot
+grub_state() {
+	[ "$(stat -c %s "$boot/grub/grubenv")" = 1024 ] || fail "grubenv is not 1024 bytes"
+	echo "default=$(sed -n 's/^set default=//p' "$boot/grub/grub.cfg") next=$(sed -n 's/^next_entry=//p' "$boot/grub/grubenv")"
+}
+grub_is() { # STATE WHEN
+	[ "$(grub_state)" = "$1" ] || fail "$2: GRUB $(grub_state), want $1"
+	# grub.cfg is extlinux.conf's: each APPEND line is a linux line
+	sed -n 's/^ *APPEND //p' "$boot/extlinux/extlinux.conf" | tr -d "'" >"$work/appends.extlinux"
+	sed -n "s/^	linux [^ ]* //p" "$boot/grub/grub.cfg" | tr -d "'" >"$work/appends.grub"
+	cmp -s "$work/appends.extlinux" "$work/appends.grub" ||
+		{ diff "$work/appends.extlinux" "$work/appends.grub"; fail "$2: grub.cfg's command lines are not extlinux.conf's"; }
+	slot_copies | cmp -s "$work/slot-copies" - ||
+		fail "$2: the role left its copy of tickwire-slot in /tmp: $(slot_copies | tr '\n' ' ')"
+}
 adv_once() { # SLOT: ldlinux.sys = the recorded one but for an ADV naming SLOT
 	n=$(($(stat -c %s "$work/ldlinux.before") - 1024))
 	[ "$(headsum "$boot/extlinux/ldlinux.sys" $n)" = "$(headsum "$work/ldlinux.before" $n)" ] ||
@@ -335,8 +385,10 @@ phase "slot flash of the good variant into root_b (image staged by copy)"
 cmp -s "$work/extlinux.image" "$boot/extlinux/extlinux.conf" ||
 	{ diff "$work/extlinux.image" "$boot/extlinux/extlinux.conf"; fail "extlinux.conf is not the image's (DEFAULT root_a, root_b's APPEND the new root's)"; }
 adv_once root_b
+grub_is "default=root_a next=root_b" "after the slot flash of root_b"
 trial_of root_b root_a
 [ "$(sum "${tloop}p2")" = "$a_sum" ] || fail "root_a changed"
+[ "$(sum "${tloop}p4")" = "$data_sum" ] || fail "the data partition changed in the slot flash"
 bootsums | grep -v ' root_b/' >"$work/bootsums.after"
 grep -v ' root_b/' "$work/bootsums.before" | cmp -s - "$work/bootsums.after" || fail "/root_a/ or ldlinux.c32 changed"
 [ "$(headsum "$tgt" 1048576)" = "$gpt_head" ] || fail "the protective MBR / primary GPT changed"
@@ -347,11 +399,12 @@ if findmnt -rn -o TARGET | grep -q '\.tickwire-flash$'; then fail "the role left
 phase "root_b = good variant, /root_b/ kernel+initrd = image's, root_b's stale APPEND replaced; DEFAULT root_a, one-time boot root_b (ADV), trial + flashed record; root_a, /root_a/, GPT unchanged"
 
 # --- boots: the target under qemu, reboots allowed, until the check powers off
-boot() { # NAME: sets $line, the boot check's last result line; the target detached meanwhile
+boot() { # NAME [--uefi]: sets $line, the boot check's last result line; the target detached meanwhile
 	unmnt "$boot"
 	detach "$tloop"
 	rc=0
-	"$src/image/qemu-run" "$tgt" --reboot --check --log "$work/serial.$1.log" \
+	# shellcheck disable=SC2086 # no option or one
+	"$src/image/qemu-run" "$tgt" --reboot --check --log "$work/serial.$1.log" ${2:-} \
 		--timeout "${TW_FLASH_BOOT_TIMEOUT:-600}" </dev/null >"$work/qemu.$1.out" 2>&1 || rc=$?
 	line=$(tr -d '\r' <"$work/serial.$1.log" | grep -a -o 'TICKWIRE-IMAGE-CHECK: .*' | tail -n 1 || true)
 	echo "boot $1 (qemu status $rc): $line"
@@ -390,18 +443,20 @@ EOF
 }
 
 # --- 3. the trial boot of root_b: healthy, committed ------------------------------
-boot trial-good
+boot trial-good --uefi
 case $line in
-"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" committed=root_b") ;;
-*) boot_failed trial-good "the check did not pass on root_b with root_b committed" ;;
+"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" firmware=uefi "*" committed=root_b "*) ;;
+*) boot_failed trial-good "the check did not pass on root_b, booted by UEFI, with root_b committed" ;;
 esac
+grub_is "default=root_b next=" "after the commit"
 grep -q '^DEFAULT root_b$' "$boot/extlinux/extlinux.conf" || fail "after the commit: $(grep DEFAULT "$boot/extlinux/extlinux.conf")"
 [ "$(records)" = "root_b:flashed root_b:trial root_b:committed " ] || fail "records of $attempt: $(records)"
+case " $line " in *" data=ok $journal_want "*) ;; *) fail "root_b does not read the journal root_a left on the data partition ($journal_want)" ;; esac
 [ ! -e "$boot/tickwire/trial" ] || fail "the trial file outlived the commit"
 verdict "$work/verdict-good.log" root_b root_b || { tail -n 30 "$work/verdict-good.log"; fail "verdict tasks: the committed trial failed the host"; }
 grep -q "localhost runs root_b: committed root_b (attempt $attempt" "$work/verdict-good.log" ||
 	{ tail -n 30 "$work/verdict-good.log"; fail "verdict tasks: no 'runs root_b: committed'"; }
-phase "trial boot: root_b once, healthy, committed (DEFAULT root_b), check PASS on root_b; the role reports it committed"
+phase "trial boot by UEFI (GRUB): root_b once, healthy, committed (DEFAULT root_b in extlinux.conf and grub.cfg), check PASS on root_b; the role reports it committed"
 
 # --- 4. the sick variant into root_a: not healthy in 20 s, back on root_b ---------
 dd if=/dev/zero of="${tloop}p2" bs=1M count=4 conv=fsync status=none # an older root_a
@@ -411,6 +466,15 @@ age_append root_a
 # root_b ran (its journal, its logs): what the flash must not touch is its
 # state now
 b_sum=$(headsum "${tloop}p3" "$partsize")
+# what of root_b does not change by running it (programs, configuration):
+# the same after each failed trial and the boots back on root_b
+b_files() { # the sha256 of every file under usr/ and etc/, root_b mounted read-only
+	mnt "${tloop}p3" "$work/broot" ro,noload
+	(cd "$work/broot" && find usr etc -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) >"$work/b-files.$1"
+	unmnt "$work/broot"
+}
+b_files before
+data_sum=$(sum "${tloop}p4")
 bootsums | grep ' root_b/' >"$work/bootsums-b.before"
 cp "$boot/extlinux/ldlinux.sys" "$work/ldlinux.before"
 use "$work/sick.raw" "$sick_sum" "$work/sick.raw.sig"
@@ -423,21 +487,24 @@ grep -E '^localhost +: ' "$work/flash-a.log"
 sed 's/^DEFAULT root_a$/DEFAULT root_b/' "$work/extlinux.image" | cmp -s - "$boot/extlinux/extlinux.conf" ||
 	{ diff "$work/extlinux.image" "$boot/extlinux/extlinux.conf"; fail "extlinux.conf after the second flash is not the image's with DEFAULT root_b"; }
 adv_once root_a
+grub_is "default=root_b next=root_a" "after the slot flash of root_a"
 trial_of root_a root_b 20
 [ "$(headsum "${tloop}p3" "$partsize")" = "$b_sum" ] || fail "root_b changed in the second flash"
+[ "$(sum "${tloop}p4")" = "$data_sum" ] || fail "the data partition changed in the second flash"
 bootsums | grep ' root_b/' | cmp -s "$work/bootsums-b.before" - || fail "/root_b/ changed in the second flash"
 phase "sick variant into root_a (active root_b): DEFAULT root_b, one-time boot root_a, root_b untouched"
 boot trial-sick
 case $line in
-"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" committed=root_b") ;;
+"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" firmware=bios "*" committed=root_b "*) ;;
 *) boot_failed trial-sick "the host did not come back on root_b by itself" ;;
 esac
 [ "$(records)" = "root_a:flashed root_a:trial root_a:failed root_b:fallen-back " ] || fail "records of $attempt: $(records)"
 grep -F " attempt=$attempt " "$boot/tickwire/attempts" | tail -n 1 |
-	grep -q 'state=fallen-back reason="root_a: not healthy within 20s (false)"' ||
+	grep -q 'state=fallen-back reason="root_a: not healthy within 20s (/usr/local/bin/tickwire-session ' ||
 	fail "fallen-back record: $(tail -n 1 "$boot/tickwire/attempts")"
 grep -q '^DEFAULT root_b$' "$boot/extlinux/extlinux.conf" || fail "after the fallback: $(grep DEFAULT "$boot/extlinux/extlinux.conf")"
 [ ! -e "$boot/tickwire/trial" ] || fail "the trial file outlived the fallback"
+grub_is "default=root_b next=" "after the fallback (BIOS)"
 if tr -d '\r' <"$work/serial.trial-sick.log" | grep -a -q 'TICKWIRE-IMAGE-CHECK: .* slot=root_a '; then
 	fail "the check ran on the failed trial slot (it must reboot before multi-user)"
 fi
@@ -447,7 +514,15 @@ if verdict "$work/verdict-sick.log" root_b root_a; then
 fi
 grep -q "localhost runs root_b: FELL BACK from root_a (attempt $attempt: root_a: not healthy within 20s" "$work/verdict-sick.log" ||
 	{ tail -n 30 "$work/verdict-sick.log"; fail "verdict tasks: no 'runs root_b: FELL BACK from root_a'"; }
-phase "sick trial: not healthy in 20 s, rebooted, back on root_b (still DEFAULT) by itself, fallen-back recorded; the role fails the host and says why"
+case " $line " in *" data=ok $journal_want "*) ;; *) fail "back on root_b: the journal on the data partition is not $journal_want" ;; esac
+mnt "${tloop}p4" "$work/data" ro,noload
+grep -q ' state=ok uuid=20261205 .* next_out_seq=4242 next_in_seq=17 next_clordid=99 ' "$work/data/trial-read.log" ||
+	fail "the trial slot root_a did not read the journal on the data partition: $(cat "$work/data/trial-read.log" 2>&1)"
+unmnt "$work/data"
+b_files after-sick
+cmp -s "$work/b-files.before" "$work/b-files.after-sick" ||
+	{ diff "$work/b-files.before" "$work/b-files.after-sick" | head; fail "root_b's usr/ or etc/ changed by the failed trial"; }
+phase "sick trial: not healthy in 20 s, rebooted, back on root_b (still DEFAULT) by itself, fallen-back recorded; the role fails the host and says why; root_a and root_b read the same journal on the data partition; root_b's usr/ and etc/ unchanged"
 
 # --- 5. the unbootable variant into root_a: panic=, back on root_b -----------------
 use "$work/unbootable.raw" "$unbootable_sum" "$work/unbootable.raw.sig"
@@ -457,21 +532,32 @@ flash "$work/flash-a2.log" root_b slot -e tickwire_flash_trial_timeout=20 ||
 [ "$(headsum "${tloop}p2" "$partsize")" = "$unbootable_part" ] || fail "root_a: not the unbootable variant's root partition"
 grep -q 'rootfstype=btrfs' "$boot/extlinux/extlinux.conf" || fail "root_a's APPEND does not carry the variant's rootfstype=btrfs"
 adv_once root_a
+grub_is "default=root_b next=root_a" "after the slot flash of the unbootable variant"
 trial_of root_a root_b 20
-boot trial-unbootable
+boot trial-unbootable --uefi
 case $line in
-"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" committed=root_b") ;;
+"TICKWIRE-IMAGE-CHECK: PASS slot=root_b "*" firmware=uefi "*" committed=root_b "*) ;;
 *) boot_failed trial-unbootable "the host did not come back on root_b by itself" ;;
 esac
 tr -d '\r' <"$work/serial.trial-unbootable.log" | grep -a -q 'Rebooting automatically due to panic= boot argument' ||
 	boot_failed trial-unbootable "the initramfs did not reboot by panic="
 [ "$(records)" = "root_a:flashed root_b:fallen-back " ] || fail "records of $attempt: $(records)"
+grub_is "default=root_b next=" "after the unbootable trial (GRUB spent its one-time boot)"
 tail -n 1 "$boot/tickwire/attempts" | grep -q 'reason="root_a never reached its health check' ||
 	fail "fallen-back record: $(tail -n 1 "$boot/tickwire/attempts")"
+if verdict "$work/verdict-unbootable.log" root_b root_a; then
+	tail -n 30 "$work/verdict-unbootable.log"
+	fail "verdict tasks: the unbootable trial passed"
+fi
+grep -q "localhost runs root_b: FELL BACK from root_a (attempt $attempt: root_a never reached its health check" "$work/verdict-unbootable.log" ||
+	{ tail -n 30 "$work/verdict-unbootable.log"; fail "verdict tasks: no 'runs root_b: FELL BACK from root_a' for the unbootable trial"; }
+b_files after-unbootable
+cmp -s "$work/b-files.before" "$work/b-files.after-unbootable" ||
+	{ diff "$work/b-files.before" "$work/b-files.after-unbootable" | head; fail "root_b's usr/ or etc/ changed by the failed trial"; }
 unmnt "$boot"
 detach "$tloop"
 rm -f "$tgt"
-phase "unbootable trial: the initramfs could not mount root_a, panic=10 rebooted, root_b came back by itself, fallen-back recorded"
+phase "unbootable trial by UEFI: GRUB spent its one-time boot, the initramfs could not mount root_a, panic=10 rebooted, root_b came back by itself, fallen-back recorded, the role fails the host and says why; root_b's usr/ and etc/ unchanged"
 
 # --- 6. disk mode onto a blank disk ------------------------------------------------
 use "$img" "$imgsum" "$work/image.sig"

@@ -57,8 +57,9 @@ booted=$(tr -d '\r' <"$log" | grep -a -m1 -o 'Reached target.*Multi-User System'
 case $line in
 "TICKWIRE-IMAGE-CHECK: PASS "*)
 	# the host comes back by itself: panic=, systemd driving qemu-run's
-	# i6300esb, root_a committed (no trial: the image as built)
-	for w in panic=10 "watchdog=active(i6300ESB" committed=root_a; do
+	# i6300esb, root_a committed (no trial: the image as built); the data
+	# partition on /var/lib/tickwire, no session journal on it yet
+	for w in panic=10 firmware=bios "watchdog=active(i6300ESB" committed=root_a data=ok journal=none; do
 		case " $line" in
 		*" $w"*) ;;
 		*) echo "image_boot: FAIL: '$w' missing from the check's line"; exit 1 ;;

@@ -15,7 +15,12 @@
 #  5. the trial slot booted a second time (once not consumed): failed, reboot;
 #  6. no trial: nothing written on DEFAULT, a slot other than DEFAULT left
 #     uncommitted, no reboot;
-#  7. an unreadable trial file on the non-default slot: removed, reboot.
+#  7. an unreadable trial file on the non-default slot: removed, reboot;
+#  8. GRUB (UEFI) beside extlinux: grub.cfg written from extlinux.conf (the
+#     same entries and DEFAULT, every kernel argument quoted, grub-script-check
+#     clean), grubenv 1024 bytes with next_entry for grub-once; a commit
+#     writes DEFAULT into grub.cfg too and clears next_entry, a failed trial
+#     clears it; a quote in a kernel argument is refused, grub.cfg kept.
 #   slot-state.sh BUILD_ROOT SOURCE_ROOT
 set -u
 src=$(cd "$2" && pwd)
@@ -159,10 +164,61 @@ run root_b true
 [ "$(events)" = "extlinux --clear-once $t/boot/extlinux reboot " ] || fail "7: events '$(events)'"
 ok "unreadable trial file on root_b: removed, no commit, reboot to root_a"
 
+# 8. GRUB beside extlinux
+slotcmd() { TW_SLOT_BOOT_DIR=$t/boot TW_SLOT_CONF=$t/none "$slot" "$@"; }
+grub_setup() { # a boot partition with /grub, grub.cfg written, $1: a pending next_entry
+	setup "${2:-}"
+	mkdir -p "$t/boot/grub"
+	slotcmd grub-sync || fail "8: grub-sync exited $?"
+	slotcmd grub-once "${1:---clear}" || fail "8: grub-once ${1:---clear} exited $?"
+}
+grub_next() { sed -n 's/^next_entry=//p' "$t/boot/grub/grubenv"; }
+grub_default() { sed -n 's/^set default=//p' "$t/boot/grub/grub.cfg"; }
+grub_setup root_b
+cfg=$t/boot/grub/grub.cfg
+[ "$(grub_default)" = root_a ] || fail "8: grub.cfg default '$(grub_default)', want root_a"
+for slot_ in root_a root_b; do
+	grep -qx "menuentry $slot_ --id $slot_ {" "$cfg" || fail "8: no menuentry $slot_"
+	grep -qxF "	linux /$slot_/vmlinuz 'root=PARTLABEL=$slot_' 'rw' 'panic=10'" "$cfg" ||
+		fail "8: $slot_'s linux line: $(grep "linux /$slot_/" "$cfg")"
+done
+if command -v grub-script-check >/dev/null; then
+	grub-script-check "$cfg" || fail "8: grub-script-check refuses grub.cfg"
+fi
+[ "$(stat -c %s "$t/boot/grub/grubenv")" = 1024 ] || fail "8: grubenv is $(stat -c %s "$t/boot/grub/grubenv") bytes"
+[ "$(head -c 44 "$t/boot/grub/grubenv")" = "# GRUB Environment Block
+next_entry=root_b
+#" ] || fail "8: grubenv: $(head -c 60 "$t/boot/grub/grubenv")"
+if slotcmd grub-once root_c 2>/dev/null; then fail "8: grub-once of a slot grub.cfg does not have"; fi
+[ "$(grub_next)" = root_b ] || fail "8: a refused grub-once changed grubenv"
+run root_b true
+[ "$(grub_default)" = root_b ] || fail "8: commit: grub.cfg default '$(grub_default)'"
+[ -z "$(grub_next)" ] || fail "8: commit: next_entry '$(grub_next)' left"
+[ "$(stat -c %s "$t/boot/grub/grubenv")" = 1024 ] || fail "8: commit: grubenv not 1024 bytes"
+grub_setup root_b
+run root_b false
+[ "$(grub_default)" = root_a ] || fail "8: failed trial: grub.cfg default '$(grub_default)'"
+[ -z "$(grub_next)" ] || fail "8: failed trial: next_entry '$(grub_next)' left"
+cp "$cfg" "$t/grub.cfg.before"
+sed -i "s/ panic=10\$/ tw_arg=it's/" "$t/boot/extlinux/extlinux.conf"
+if slotcmd grub-sync 2>"$t/err"; then fail "8: a quote in a kernel argument was written into grub.cfg"; fi
+grep -q "a quote in kernel argument tw_arg=it's" "$t/err" || fail "8: refusal: $(cat "$t/err")"
+cmp -s "$t/grub.cfg.before" "$cfg" || fail "8: grub.cfg changed by a refused grub-sync"
+# without /boot/grub (a BIOS-only disk) the grub commands do nothing
+setup notrial
+if ! slotcmd grub-sync || ! slotcmd grub-once root_b; then fail "8: grub commands fail without /boot/grub"; fi
+[ ! -e "$t/boot/grub" ] || fail "8: grub commands made /boot/grub"
+ok "GRUB: grub.cfg from extlinux.conf (quoted arguments), grubenv next_entry; commit and fallback keep both loaders in step"
+
 # the status command
 echo "BOOT_IMAGE=/root_a/vmlinuz root=PARTLABEL=root_a" >"$t/cmdline"
-st=$(TW_SLOT_BOOT_DIR=$t/boot TW_SLOT_CONF=$t/none TW_SLOT_CMDLINE=$t/cmdline "$slot" status | head -n 2 | tr '\n' '|')
-[ "$st" = "booted=root_a committed=root_a|trial: none|" ] || fail "status: '$st'"
+st=$(TW_SLOT_BOOT_DIR=$t/boot TW_SLOT_CONF=$t/none TW_SLOT_CMDLINE=$t/cmdline TW_SLOT_EFI_DIR=$t/none \
+	"$slot" status | head -n 2 | tr '\n' '|')
+[ "$st" = "booted=root_a committed=root_a firmware=bios|trial: none|" ] || fail "status: '$st'"
+mkdir -p "$t/efi"
+st=$(TW_SLOT_BOOT_DIR=$t/boot TW_SLOT_CONF=$t/none TW_SLOT_CMDLINE=$t/cmdline TW_SLOT_EFI_DIR=$t/efi \
+	"$slot" status | head -n 1)
+[ "$st" = "booted=root_a committed=root_a firmware=uefi" ] || fail "status under UEFI: '$st'"
 TW_SLOT_CONF=$t/none "$slot" frobnicate >/dev/null 2>&1
 [ $? = 2 ] || fail "an unknown command does not exit 2"
 
