@@ -11,7 +11,16 @@
 #    the pair validates, the appliance cannot start) and a second inventory
 #    host behind it: the gate fails, the first host is rolled back to the
 #    previous pair and healthy again, and the second host is never touched.
-# TW_ROLLOUT_TIMEOUT (s, default 1500) bounds the whole test.
+# 5. a trial boot over ssh with real reboots (qemu-run --reboot): root_b
+#    holds a copy of root_a whose health command never passes (made here
+#    before the boot); a trial of root_b is armed as tickwire_flash arms one
+#    (record, trial file with timeout=20, extlinux --once, GRUB's next_entry),
+#    ansible.builtin.reboot boots it, and the role's verdict tasks poll over
+#    ssh: the trial gives up and reboots under them, the poll finds the
+#    host unreachable, waits for it and reads the record again on root_a:
+#    "runs root_a: FELL BACK from root_b (...: not healthy within 20s ...)",
+#    the host failed; the guest runs root_a, still DEFAULT.
+# TW_ROLLOUT_TIMEOUT (s, default 1800) bounds the whole test.
 set -eu
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
@@ -25,7 +34,7 @@ for t in ansible-playbook qemu-system-x86_64 ssh ssh-keygen; do
 done
 [ -x "$src/image/build" ] && [ -x "$src/image/qemu-run" ] || { echo "SKIP: image/build or image/qemu-run missing"; exit 77; }
 start=$(date +%s)
-deadline=$((start + ${TW_ROLLOUT_TIMEOUT:-1500}))
+deadline=$((start + ${TW_ROLLOUT_TIMEOUT:-1800}))
 fail() {
 	echo "FAIL: $*"
 	exit 1
@@ -49,6 +58,10 @@ fi
 if [ -z "${TW_ROLLOUT_BASE_IMAGE:-}" ] && [ -s "$build/tests/image/tickwire.raw" ]; then
 	TW_ROLLOUT_BASE_IMAGE=$build/tests/image/tickwire.raw
 fi
+# a copy made from an older base image is stale
+if [ -s "$img" ] && [ -n "${TW_ROLLOUT_BASE_IMAGE:-}" ] && [ "$TW_ROLLOUT_BASE_IMAGE" -nt "$img" ]; then
+	rm -f "$img"
+fi
 if [ ! -s "$img" ] && [ -n "${TW_ROLLOUT_BASE_IMAGE:-}" ]; then
 	# an image image/build already made (e.g. by the image tests): a copy
 	# with the test key added to root's authorized_keys on slot root_a
@@ -70,6 +83,18 @@ if [ ! -s "$img" ]; then
 	echo "image built in $(($(date +%s) - t)) s"
 fi
 
+# root_b: a copy of root_a (the test key too) whose trial never passes its
+# health check, for step 5 (the guest runs with --snapshot: $img stays as made here)
+off_a=$(part_offset "$img" root_a) || fail "$img has no partition root_a"
+off_b=$(part_offset "$img" root_b) || fail "$img has no partition root_b"
+mib=1048576
+dd if="$img" of="$img" bs=$mib skip=$((off_a / mib)) seek=$((off_b / mib)) count=$(((off_b - off_a) / mib)) \
+	conv=notrunc,sparse status=none
+mkdir -p "$dir/mnt"
+mount -o loop,offset="$off_b" "$img" "$dir/mnt"
+printf '%s\n' 'TW_SLOT_HEALTH_TIMEOUT=600' 'TW_SLOT_HEALTH_CMD=false' >"$dir/mnt/etc/tickwire/slot.conf"
+umount "$dir/mnt"
+
 # 2. boot it, ssh on a free port of 127.0.0.1
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 qemu_pid=
@@ -83,7 +108,7 @@ trap cleanup EXIT
 t=$(date +%s)
 # in the foreground of a background job (its own --timeout ends it too)
 "$src/image/qemu-run" "$img" --snapshot --ssh-port "$port" --log "$work/serial.log" \
-	--timeout $((deadline - t)) </dev/null >"$work/qemu.out" 2>&1 &
+	--reboot --timeout $((deadline - t)) </dev/null >"$work/qemu.out" 2>&1 &
 qemu_pid=$!
 sshopts="-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=10 -o LogLevel=ERROR"
 # shellcheck disable=SC2086
@@ -158,4 +183,54 @@ after=$(guest sha256sum /etc/tickwire/ports.ini /etc/tickwire/tickwire.cfg)
 guest /usr/local/lib/tickwire/tickwire-health --file-prefix tickwire --timeout 60 --nonzero >"$work/health-after.json" ||
 	fail "the rolled-back appliance is not healthy: $(cat "$work/health-after.json")"
 echo "broken rollout: gate failed, rolled back, healthy again, second host untouched ($(($(date +%s) - t)) s)"
+
+# 5. a trial of root_b that falls back under the role's verdict tasks
+t=$(date +%s)
+attempt=$(date -u +%Y%m%dT%H%M%SZ)-root_b
+cat >"$work/trial.yml" <<EOF
+---
+- name: A trial boot that falls back (tests/ansible/run-rollout.sh)
+  hosts: tickwire-qemu
+  gather_facts: false
+  tasks:
+    - name: Arm a trial of root_b as tickwire_flash's slot mode does
+      ansible.builtin.shell: |
+        set -eu
+        mkdir -p /boot/tickwire
+        echo "\$(date -u +%Y-%m-%dT%H:%M:%SZ) attempt=$attempt slot=root_b state=flashed reason=\"run-rollout.sh\"" >>/boot/tickwire/attempts
+        echo "attempt=$attempt slot=root_b from=root_a timeout=20" >/boot/tickwire/trial
+        extlinux --once=root_b /boot/extlinux
+        /usr/local/lib/tickwire-image/tickwire-slot grub-once root_b
+        sync
+      changed_when: true
+    - name: Reboot into the trial (as tickwire_flash does)
+      ansible.builtin.reboot:
+        reboot_timeout: 600
+    - name: The role's verdict tasks
+      ansible.builtin.include_role:
+        name: tickwire_flash
+        tasks_from: verdict.yml
+      vars:
+        tickwire_flash_attempt: "$attempt"
+        tickwire_flash_target: root_b
+        tickwire_flash_verdict_timeout: 600
+        tickwire_flash_verdict_poll_s: 5
+EOF
+if (cd "$src/ansible" && ansible-playbook -i "$inv" "$work/trial.yml") >"$work/trial.log" 2>&1; then
+	tail -n 30 "$work/trial.log"
+	fail "a fallen-back trial passed the verdict"
+fi
+sed -n '/TASK \[tickwire_flash : Wait for the host to come back after a fallback reboot\]/,/^TASK/p' "$work/trial.log" >"$work/trial-reconnect.log"
+grep -q '^ok: \[tickwire-qemu\]' "$work/trial-reconnect.log" ||
+	{ tail -n 40 "$work/trial.log"; fail "the verdict did not wait for the host across the fallback reboot"; }
+grep -q "tickwire-qemu runs root_a: FELL BACK from root_b (attempt $attempt: root_b: not healthy within 20s (false))" "$work/trial.log" ||
+	{ tail -n 40 "$work/trial.log"; fail "no 'runs root_a: FELL BACK from root_b' report"; }
+status=$(guest /usr/local/lib/tickwire-image/tickwire-slot status | head -n 1)
+case $status in
+"booted=root_a committed=root_a "*) ;;
+*) fail "after the fallback: $status" ;;
+esac
+guest grep -F " attempt=$attempt " /boot/tickwire/attempts | sed 's/.* state=\([a-z-]*\) .*/\1/' | tr '\n' ' ' >"$work/trial-states"
+[ "$(cat "$work/trial-states")" = "flashed trial failed fallen-back " ] || fail "records of $attempt: $(cat "$work/trial-states")"
+echo "trial over ssh: root_b booted once, not healthy in 20 s, rebooted under the verdict's poll; the role waited, read fallen-back on root_a and failed the host ($(($(date +%s) - t)) s)"
 echo "PASS ($(($(date +%s) - start)) s)"
