@@ -45,7 +45,7 @@
  * ns per order entry ((mbo+mbp - mbp) / order entries) and per price-level
  * entry (mbp / outright 46 entries) are printed beside them.
  *
- * usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--capture 340|320]
+ * usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--capture 340|320|mbo]
  *                   [--mbo-capture FILE|none] [--json FILE]
  * (--capture and --reps 1 make a short run for valgrind --tool=callgrind.)
  * Target (issue 4): <= 40 ns per message for decode + book update.
@@ -490,13 +490,14 @@ headline(const struct capture *cap, const struct result *res)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--json FILE]\n"
+	fprintf(f, "usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--capture C] [--json FILE]\n"
 		"  --data DIR   CME data directory (default ../shared/data/cme from the\n"
 		"               source tree, as configured)\n"
 		"  --cpu N      pin to this CPU (default: the last one)\n"
 		"  --reps R     repetitions per arm (default 31, at most %d)\n"
 		"  --arm NAME   run only this arm (and walk): \"book A\", \"book A+B\" ...\n"
-		"  --capture C  run only channel C's capture: 340 (v6) or 320 (v8)\n"
+		"  --capture C  run only channel C's capture: 340 (v6) or 320 (v8), or mbo:\n"
+		"               only the MBO arms (a short run for callgrind with --reps 1)\n"
 		"  --mbo-capture FILE  feed A of a tickwire-synth --mbo capture for the MBO\n"
 		"               arms (default: the one built beside this program; none: skip)\n"
 		"  --json FILE  also write the results as JSON (default bench_feed.json)\n",
@@ -565,6 +566,8 @@ main(int argc, char **argv)
 				only_capture = 0;
 			} else if (strcmp(optarg, "320") == 0) {
 				only_capture = 1;
+			} else if (strcmp(optarg, "mbo") == 0) {
+				only_capture = 2;
 			} else {
 				usage(stderr);
 				return 2;
@@ -649,7 +652,7 @@ main(int argc, char **argv)
 			printf("  (check 0)\n");
 		headline(&caps[k], res[k]);
 	}
-	if (mbo_path != NULL && only == ARM_COUNT && only_capture < 0) {
+	if (mbo_path != NULL && only == ARM_COUNT && (only_capture < 0 || only_capture == 2)) {
 		struct mdp3_handler h = { .on_message = census_message, .ctx = &census };
 		uint64_t check = 0, msgs;
 		struct mdp3_walker w;
