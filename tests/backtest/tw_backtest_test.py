@@ -584,10 +584,36 @@ def test_slurm(ctx):
                                 cluster=cluster)
         check('sbatch refused the job array' in p.stderr and 'nosuch' in p.stderr,
               'refused submission: %s' % p.stderr)
+        # a held task never starts by itself: cancelled past --held-grace,
+        # resubmitted once, named when held again (sbatch --hold holds both)
+        p, _ = ctx.run_backtest(ctx.path('slurm-held'), sessions[:2], '--backend', 'slurm',
+                                '--sbatch-arg=--hold', '--held-grace', '2', expect=1,
+                                env=env, cluster=cluster, deadline=120)
+        held = json.loads(read(ctx.path('slurm-held', 'report.json')))
+        names = sorted(f['name'] for f in held['failed'])
+        run = json.loads(read(ctx.path('slurm-held', 'run.json')))
+        check(len(names) == 2 and held['totals']['sessions_ok'] == 0, 'held: %s' % held)
+        check('held by Slurm (JobHeldUser)' in p.stderr and
+              p.stderr.count('failed twice (held by Slurm and cancelled)') == 2,
+              'held tasks not reported: %s' % p.stderr)
+        check(len(run['submissions']) == 2 and
+              all(sorted(s.get('held_cancelled', [])) == names for s in run['submissions'])
+              and run['held'] == {n: [1, 2] for n in names} and sorted(run['failed']) == names,
+              'held: run.json %s' % run)
+        # --max-wait bounds a submission whatever its tasks wait for
+        p, _ = ctx.run_backtest(ctx.path('slurm-max-wait'), sessions[:1], '--backend', 'slurm',
+                                '--sbatch-arg=--hold', '--held-grace', '1000',
+                                '--max-wait', '3', expect=1, env=env, cluster=cluster,
+                                deadline=120)
+        run = json.loads(read(ctx.path('slurm-max-wait', 'run.json')))
+        check(p.stderr.count('not done after --max-wait 3 s; cancelled') == 2 and
+              all(s.get('max_wait_cancelled') for s in run['submissions']) and
+              len(run['failed']) == 1, 'max-wait: %s %s' % (p.stderr, run))
     finally:
         cluster.stop()
     print('slurm: %d sessions, local and Slurm report.json identical (array job %s on %s); '
-          'seed-3 resubmitted once, cut-short failed twice and named' %
+          'seed-3 resubmitted once, cut-short failed twice and named; held tasks cancelled '
+          'after --held-grace and named; --max-wait cancelled a submission' %
           (len(rep['sessions']), job, ', '.join(sorted(hosts))))
 
 
