@@ -6,43 +6,101 @@
 #   3. TSan build: the concurrent suites (lib/actor);
 #   4. clang fuzz build: the libFuzzer harnesses (tests/fuzz) sharing
 #      $TW_FUZZ_SECONDS (default 120 s in all), failing on any crash.
+# Two chains run at once once the default tree is built:
+#   - in the foreground, the default tree's image and ansible suites (the
+#     qemu guests and chroots: ~50 min, one test at a time; a TCG guest keeps
+#     about one cpu busy, and mostly waits on it);
+#   - beside it, on the other cpu, the default tree's other suites, then the
+#     ASan, TSan and fuzz trees (builds at nice 10 so that they yield to the
+#     guest; tests one at a time, $TW_JOBS_BESIDE, default 1). Its output is
+#     printed when both chains are done.
+# TW_SERIAL=1 runs everything in one chain, as before (2 tests at a time).
 # Build trees go to $TW_BUILD_ROOT (default: build-tests/ in the source tree).
 # The last line is "N passed, N failed", counted from meson's test logs.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 root=${TW_BUILD_ROOT:-$src/build-tests}
 jobs=${TW_JOBS:-2}
+beside_jobs=${TW_JOBS_BESIDE:-1}
 mkdir -p "$root"
-failed_setup=0
+: >"$root/failed-setup"
+start=$(date +%s)
 
-run_build() { # name, meson test args, meson setup args...
-	local name=$1 test_args=$2
-	shift 2
+# build_tree NAME [meson setup args...]: configure once, build; a failure is
+# counted (one line in failed-setup) and returns 1.
+build_tree() {
+	local name=$1
+	shift
 	local dir=$root/$name
-	echo "=== $name: meson setup $*"
+	echo "=== $name: meson setup $* ($(($(date +%s) - start)) s)"
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$src" --werror "$@" >"$root/$name.setup.log" 2>&1 ||
-			{ cat "$root/$name.setup.log"; failed_setup=$((failed_setup + 1)); return; }
+			{ cat "$root/$name.setup.log"; echo "$name setup" >>"$root/failed-setup"; return 1; }
 	fi
-	if ! ninja -C "$dir" >"$root/$name.build.log" 2>&1; then
+	# all, and what only tests use (meson test runs with --no-rebuild: two
+	# of them share the default tree)
+	if ! ninja -C "$dir" all meson-test-prereq >"$root/$name.build.log" 2>&1; then
 		tail -50 "$root/$name.build.log"
-		failed_setup=$((failed_setup + 1))
-		return
+		echo "$name build" >>"$root/failed-setup"
+		return 1
 	fi
-	rm -f "$dir"/meson-logs/testlog*.json
-	local wrap=()
-	# TSan needs a fixed address-space layout on kernels with many ASLR bits.
-	[ "$name" = tsan ] && wrap=(--wrapper "setarch $(uname -m) -R")
-	# shellcheck disable=SC2086
-	meson test -C "$dir" --num-processes "$jobs" --print-errorlogs "${wrap[@]}" $test_args
 }
 
-run_build default ""
-run_build asan "--no-suite perf --no-suite image --no-suite ansible --no-suite soak" -Db_sanitize=address,undefined -Db_lundef=false
-run_build tsan "--suite actor" -Db_sanitize=thread -Db_lundef=false
-TW_FUZZ_SECONDS=${TW_FUZZ_SECONDS:-120} CC=clang run_build fuzz "--suite fuzz" -Dfuzz=true
+# test_tree NAME LOGBASE PROCESSES [meson test args...]
+test_tree() {
+	local name=$1 logbase=$2 procs=$3
+	shift 3
+	local dir=$root/$name
+	local wrap=()
+	echo "=== $name: meson test $* ($(($(date +%s) - start)) s)"
+	# TSan needs a fixed address-space layout on kernels with many ASLR bits.
+	[ "$name" = tsan ] && wrap=(--wrapper "setarch $(uname -m) -R")
+	meson test -C "$dir" --no-rebuild --num-processes "$procs" --print-errorlogs \
+		--logbase "$logbase" "${wrap[@]}" "$@"
+}
 
-/usr/bin/python3 - "$root" "$failed_setup" <<'PY'
+# build_and_test NAME "TEST ARGS" PROCESSES [meson setup args...]
+build_and_test() {
+	local name=$1 test_args=$2 procs=$3
+	shift 3
+	build_tree "$name" "$@" || return
+	# shellcheck disable=SC2086
+	test_tree "$name" testlog "$procs" $test_args
+}
+
+# the sanitizer and fuzz trees, one after the other
+sanitizer_trees() {
+	local procs=$1
+	build_and_test asan "--no-suite perf --no-suite image --no-suite ansible --no-suite soak" \
+		"$procs" -Db_sanitize=address,undefined -Db_lundef=false
+	build_and_test tsan "--suite actor" "$procs" -Db_sanitize=thread -Db_lundef=false
+	TW_FUZZ_SECONDS=${TW_FUZZ_SECONDS:-120} CC=clang build_and_test fuzz "--suite fuzz" \
+		"$procs" -Dfuzz=true
+}
+
+rm -f "$root"/*/meson-logs/testlog*.json
+if [ "${TW_SERIAL:-0}" = 1 ]; then
+	build_and_test default "" "$jobs"
+	sanitizer_trees "$jobs"
+elif build_tree default; then
+	(
+		# builds yield to the guest; the tests run at the usual priority
+		# shellcheck disable=SC2317  # called by build_tree
+		ninja() { nice -n 10 command ninja "$@"; }
+		test_tree default testlog-beside "$beside_jobs" --no-suite image --no-suite ansible
+		sanitizer_trees "$beside_jobs"
+	) >"$root/beside.log" 2>&1 &
+	beside=$!
+	test_tree default testlog "$jobs" --suite image --suite ansible
+	wait "$beside"
+	echo "=== beside the image and ansible suites ($(($(date +%s) - start)) s):"
+	cat "$root/beside.log"
+else
+	sanitizer_trees "$jobs"
+fi
+echo "=== all trees done ($(($(date +%s) - start)) s)"
+
+/usr/bin/python3 - "$root" "$(wc -l <"$root/failed-setup")" <<'PY'
 import json, pathlib, sys
 root = pathlib.Path(sys.argv[1])
 passed = failed = skipped = 0
