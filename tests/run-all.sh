@@ -86,7 +86,7 @@ elif build_tree default; then
 	(
 		# builds yield to the guest; the tests run at the usual priority
 		# shellcheck disable=SC2317  # called by build_tree
-		ninja() { nice -n 10 command ninja "$@"; }
+		ninja() { nice -n 10 ninja "$@"; }  # nice runs the program, not this
 		test_tree default testlog-beside "$beside_jobs" --no-suite image --no-suite ansible
 		sanitizer_trees "$beside_jobs"
 	) >"$root/beside.log" 2>&1 &
