@@ -442,6 +442,12 @@ mdp3_arb_push(struct mdp3_arb *arb, enum mdp3_feed_id feed, const uint8_t *data,
 
 	if (arb == NULL || data == NULL || (unsigned int)feed >= MDP3_FEED_COUNT)
 		return -EINVAL;
+	/* A wait whose time ran out before this copy arrived ended then: the
+	 * copy cannot fill it, however often the caller polls. So the verdict
+	 * depends on rx times only, not on when the polls ran. (The packet
+	 * count is the one this copy's predecessors left.) */
+	if (arb->held > 0 && rx_ns != 0)
+		expire(arb, rx_ns - 1);
 	arb->counters.packets[feed]++;
 	arb->arrivals++;
 	if (length < 4) {

@@ -307,8 +307,11 @@ enum mdp3_arb_verdict {
  * @param length  bytes at data.
  * @param rx_ns   rx time of the copy, ns (any epoch, the same for both feeds).
  * @return an enum mdp3_arb_verdict (>= 0), or -EINVAL for a NULL arb/data or
- *         a feed out of range.  Expired gaps are declared lost and held
- *         packets released before it returns.
+ *         a feed out of range.  Gaps whose wait_ns ran out before rx_ns
+ *         are declared lost before the copy is taken (it cannot fill
+ *         them), so verdicts do not depend on when mdp3_arb_poll() ran;
+ *         gaps expired at rx_ns (or by wait_packets) after it. Held
+ *         packets behind them are released before it returns.
  * Thread safety: the arbiter's thread only.  No allocation.
  */
 int mdp3_arb_push(struct mdp3_arb *arb, enum mdp3_feed_id feed, const uint8_t *data,

@@ -242,6 +242,43 @@ test_gap_lost_after_t_ns(void **state)
 	mdp3_arb_destroy(arb);
 }
 
+/*
+ * One clock (issue 18): a copy that arrives after its gap's wait ran out
+ * cannot fill it, whether a poll ran in between or not; one that arrives
+ * at the deadline itself still does. So the verdicts depend on rx times
+ * alone, not on when the caller polled.
+ */
+static void
+test_late_copy_cannot_fill(void **state)
+{
+	struct log l;
+	struct mdp3_arb *arb;
+
+	(void)state;
+	for (int polled = 0; polled < 2; polled++) {
+		arb = make(&l, 64, 0, 1000);
+		push(arb, MDP3_FEED_A, 1, 0);
+		assert_int_equal(push(arb, MDP3_FEED_A, 3, 100), MDP3_ARB_HELD);
+		if (polled)
+			assert_int_equal(mdp3_arb_poll(arb, 1100), 1);
+		/* the wait of 2 ran out at 1100: B's copy at 1101 is too late */
+		assert_int_equal(push(arb, MDP3_FEED_B, 2, 1101), MDP3_ARB_DUPLICATE);
+		assert_int_equal(l.losses, 1);
+		assert_int_equal(l.loss_first[0], 2);
+		assert_int_equal(l.n, 2);
+		assert_int_equal(l.seq[1], 3);
+		mdp3_arb_destroy(arb);
+	}
+	/* at the deadline itself the copy fills the gap */
+	arb = make(&l, 64, 0, 1000);
+	push(arb, MDP3_FEED_A, 1, 0);
+	assert_int_equal(push(arb, MDP3_FEED_A, 3, 100), MDP3_ARB_HELD);
+	assert_int_equal(push(arb, MDP3_FEED_B, 2, 1100), MDP3_ARB_DELIVERED);
+	assert_int_equal(l.losses, 0);
+	expect_delivered(&l, 1, 3);
+	mdp3_arb_destroy(arb);
+}
+
 static void
 test_reordering_within_window(void **state)
 {
@@ -556,6 +593,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_gap_filled_by_other_feed),
 		cmocka_unit_test(test_gap_lost_after_n_packets),
 		cmocka_unit_test(test_gap_lost_after_t_ns),
+		cmocka_unit_test(test_late_copy_cannot_fill),
 		cmocka_unit_test(test_reordering_within_window),
 		cmocka_unit_test(test_window_overflow),
 		cmocka_unit_test(test_rejected_copy_refilled),
