@@ -79,6 +79,7 @@ struct replay {
 	uint64_t start_ns;      /* paced: when the first frame is due */
 	uint64_t first_capture_ns;
 	uint64_t cur_t0;        /* t0 of the frame being delivered */
+	uint64_t tick_ns;       /* the last tick (capture time) */
 	uint32_t *err_ns;       /* paced: per frame, delivery - schedule */
 	uint64_t n_err, cap_err;
 	struct input inputs[MAX_INPUTS];
@@ -276,6 +277,10 @@ deliver(struct replay *r, struct tw_chain *chain, const struct input *in)
 			.rx_ns = fr->time_ns,
 		};
 		r->passed++;
+		/* one clock (issue 18): time's last step before the packet, as in
+		 * the paced appliance */
+		if (tw_chain_replay_tick(chain, &r->tick_ns, fr->time_ns))
+			act_group_drain(tw_chain_order_group(chain));
 		tw_chain_rx_direct(chain, &rx);
 		act_group_drain(tw_chain_order_group(chain));
 		/* order-out's replies, on the decode group's control queue */

@@ -80,6 +80,7 @@
 #include "tw_sdnotify.h"  /* image: systemd notify protocol */
 #include "tw_heartbeat.h" /* hot lcores' progress, for the watchdog */
 #include "tw_player.h"    /* paced replay into ring-backed ports */
+#include "tw_merge.h"     /* ... taken in release order */
 #include "tw_fault.h"     /* [feed.NAME] fault.*: faults on the rx path (tests) */
 #include "tw_topo.h"
 
@@ -115,6 +116,7 @@ struct rx_queue {
 	struct queue_feed feeds[MAX_QUEUE_FEEDS];
 	uint32_t n_faults;                      /* its feeds with faults: */
 	struct tw_fault *faults[MAX_QUEUE_FEEDS];
+	int input;                              /* paced: the player's input, else -1 */
 };
 
 /* Counters of one polling lcore: single writer, relaxed readers. */
@@ -157,6 +159,20 @@ struct app {
 	int player_lcore;                /* -1: a capture lcore hosts it, or none */
 	struct tw_player *player;
 	int stamp_offset;                /* struct tw_player_stamp dynfield */
+	int release_offset;              /* the player's release number (uint64_t) */
+	/* paced: the decode lcore takes datagrams in release order (tw_merge.h);
+	 * each input's poller counts the frames it took off the input */
+	struct tw_merge *merge;
+	_Atomic uint64_t paced_gone[TW_PLAYER_MAX_INPUTS];
+	uint64_t paced_tick_ns;          /* the last tick, in capture time */
+	/* paced, no iLink session: order-out runs only when the decode lcore
+	 * gives it its turn, between two datagrams, as in tickwire-replay */
+	_Atomic uint64_t order_grant;
+	_Atomic uint64_t order_served;
+	bool order_lockstep;
+	/* ... and its clock: the capture time of the packet (or the step
+	 * before it) the decode lcore is at; order-out reads it in its turn */
+	uint64_t paced_now_ns;
 	int paced_port[TW_CFG_MAX_PORTS];   /* DPDK port id of a ring-backed port, -1 */
 	struct rte_ring *paced_ring[TW_CFG_MAX_PORTS];
 	_Atomic bool quit_player;
@@ -335,6 +351,20 @@ lat_to_ns(uint64_t ticks)
 	return g_app.rx_clock_nic ? ticks : tsc_to_ns(ticks);
 }
 
+/*
+ * Paced: the release number the player wrote, and the capture time as the
+ * arbiter's clock (the same as tickwire-replay's; issue 18, item 0).
+ */
+static inline void
+paced_rx(struct tw_rx *rx, const struct rte_mbuf *m)
+{
+	if (g_app.merge == NULL)
+		return;
+	rx->release = *RTE_MBUF_DYNFIELD(m, g_app.release_offset, const uint64_t *);
+	rx->rx_ns = tw_player_capture_ns(g_app.player, rx->release);
+	rx->rx_flags |= TW_RX_RELEASE;
+}
+
 /* Hand one accepted packet to the decode group. @return true if handed. */
 static inline bool
 hand_off(struct rte_mbuf *m, const struct queue_feed *f, const struct tw_pcap_l4 *l4,
@@ -360,6 +390,7 @@ hand_off(struct rte_mbuf *m, const struct queue_feed *f, const struct tw_pcap_l4
 		rx->rxq = st->rxq;
 		rx->rx_flags = TW_RX_RXQ;
 	}
+	paced_rx(rx, m);
 	if (act_send(tw_chain_feed(g_app.chain), msg) != 0) {
 		act_msg_free(msg);
 		return false;
@@ -406,13 +437,14 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 	struct rte_mbuf *pkts[TW_FAULT_OUT_MAX(BURST)];     /* faults add duplicates */
 	struct rte_mbuf *to_ring[TW_FAULT_OUT_MAX(BURST)];
 	struct tw_pcap_l4 l4;
-	uint16_t n, allowed, n_ring = 0;
+	uint16_t n, n_taken, allowed, n_ring = 0, handed = 0;
 	uint32_t ring_qlen = 0;
 	uint64_t burst_tsc;
 
 	n = rte_eth_rx_burst(q->port_id, q->queue, pkts, BURST);
 	if (n == 0 && (q->n_faults == 0 || !tw_fault_pending(q->faults, q->n_faults, rte_rdtsc())))
 		return 0;
+	n_taken = n;
 	burst_tsc = rte_rdtsc();
 	bump(&p->stats.bursts, 1);
 	bump(&p->stats.rx, n);
@@ -452,10 +484,13 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 				.rxq = st != NULL ? st->rxq : 0,
 				.rx_flags = st != NULL ? TW_RX_RXQ : 0,
 			};
+			paced_rx(&rx, m);
 			bump(&p->stats.passed, 1);
 			if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
 				bump(&p->stats.handoff_drops, 1);
 				rte_pktmbuf_free(m);
+			} else {
+				handed++;
 			}
 		} else if (g_app.ring != NULL) {
 			struct rx_meta *meta = RTE_MBUF_DYNFIELD(m, g_app.meta_offset,
@@ -475,6 +510,7 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 			to_ring[n_ring++] = m;
 		} else if (hand_off(m, f, &l4, t0, i, st)) {
 			bump(&p->stats.passed, 1);
+			handed++;
 		} else {
 			bump(&p->stats.handoff_drops, 1);
 			rte_pktmbuf_free(m);
@@ -485,11 +521,17 @@ poll_queue(struct poller *p, const struct rx_queue *q, bool direct)
 							   NULL);
 
 		bump(&p->stats.passed, done);
+		handed += (uint16_t)done;
 		if (done < n_ring) {
 			bump(&p->stats.handoff_drops, n_ring - done);
 			rte_pktmbuf_free_bulk(&to_ring[done], n_ring - done);
 		}
 	}
+	/* paced: what was taken off the input and not handed over; the decode
+	 * lcore's merge counts what arrived (tw_merge.h) */
+	if (q->input >= 0 && n_taken > handed)
+		atomic_fetch_add_explicit(&g_app.paced_gone[q->input], n_taken - handed,
+					  memory_order_release);
 	return n;
 }
 
@@ -611,6 +653,7 @@ drain_ring(void)
 			/* paced: qlen counts the rx queue too (poll_queue) */
 			if (g_app.player != NULL)
 				rx.rx_flags = TW_RX_RXQ;
+			paced_rx(&rx, m);
 			if (i + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod((struct rte_mbuf *)objs[i + 1], void *));
 			if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
@@ -620,6 +663,118 @@ drain_ring(void)
 		}
 	}
 	return total;
+}
+
+/* -- paced: release order and the player's clock (issue 18, item 0) ------------ */
+
+/* tw_chain_opts.rx_hold: a paced datagram waits in the merge. */
+/* Order-out's clock when paced without a session (read in its turn). */
+static uint64_t
+paced_now(void)
+{
+	return g_app.paced_now_ns;
+}
+
+static bool
+paced_hold(void *ctx, const struct tw_rx *rx)
+{
+	(void)ctx;
+	if (!(rx->rx_flags & TW_RX_RELEASE))
+		return false;
+	/* full (cannot be while the FIFOs hold the pool): delivered at once, counted */
+	return tw_merge_push(g_app.merge, tw_player_input_of(g_app.player, rx->release), rx,
+			     rx->release) == 0;
+}
+
+/* Where the player and the pollers stand: before the hand-off is drained. */
+static void
+paced_progress(struct tw_merge_progress *pr)
+{
+	tw_player_progress(g_app.player, &pr->next, pr->released);
+	for (uint32_t i = 0; i < TW_MERGE_MAX_INPUTS; i++)
+		pr->gone[i] = atomic_load_explicit(&g_app.paced_gone[i], memory_order_acquire);
+}
+
+/*
+ * Paced, no session: when a datagram left work for order-out (an order, a
+ * halt notice), order-out takes it now and the decode lcore waits, then
+ * runs order-out's replies: tickwire-replay drains order-out and then the
+ * decode group after each datagram, and an order-out running beside the
+ * decode lcore could see a halt notice of the next datagram ahead of an
+ * order of this one.
+ */
+static void
+paced_order_turn(void)
+{
+	uint64_t grant;
+
+	if (!g_app.order_lockstep || act_group_queued(tw_chain_order_group(g_app.chain)) == 0)
+		return;
+	grant = atomic_load_explicit(&g_app.order_grant, memory_order_relaxed) + 1;
+	atomic_store_explicit(&g_app.order_grant, grant, memory_order_release);
+	while (atomic_load_explicit(&g_app.order_served, memory_order_acquire) != grant &&
+	       !atomic_load_explicit(&g_app.quit_order, memory_order_acquire))
+		rte_pause();
+	while (act_group_step(tw_chain_decode_group(g_app.chain), 0) > 0)
+		;
+}
+
+/* Deliver what @p pr lets go, in release order. @return delivered. */
+static uint32_t
+paced_deliver(const struct tw_merge_progress *pr)
+{
+	const struct tw_rx *held;
+	uint32_t n = 0;
+
+	while ((held = tw_merge_next(g_app.merge, pr)) != NULL) {
+		struct tw_rx rx = *held;
+
+		tw_merge_pop(g_app.merge);
+		rx.rx_flags |= TW_RX_MERGED;
+		/* time's last step before it, as tickwire-replay ticks (and then
+		 * drains order-out), on the packet's clock */
+		g_app.paced_now_ns = rx.rx_ns;
+		if (tw_chain_replay_tick(g_app.chain, &g_app.paced_tick_ns, rx.rx_ns))
+			paced_order_turn();
+		if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
+			g_app.ring_drops++;
+			rte_pktmbuf_free(rx.cookie);
+		}
+		paced_order_turn();
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Idle: time passes on the player's clock in the replay's steps
+ * (tw_chain_replay_tick()), up to the step before the next release, once
+ * every datagram released so far has been delivered: a step never passes a
+ * datagram still on its way. Before each datagram paced_deliver() takes
+ * the step tickwire-replay takes; these are the steps between, which
+ * tickwire-replay leaves out: a tick only expires what is due, so one step
+ * or several before a datagram end the same. @return false if not settled.
+ */
+static bool
+paced_tick(const struct tw_merge_progress *pr, uint64_t now_tsc)
+{
+	uint64_t next_ns;
+
+	if (!tw_merge_settled(g_app.merge, pr))
+		return false;
+	paced_order_turn();       /* what else came for order-out (kill switch) */
+	if (pr->next >= tw_player_total(g_app.player))
+		return true;      /* the end: tw_chain_tick(..., true) at the end of input */
+	next_ns = tw_player_capture_ns(g_app.player, pr->next);
+	if (tw_chain_replay_tick(g_app.chain, &g_app.paced_tick_ns,
+				 RTE_MIN(tw_player_capture_at(g_app.player, now_tsc) + 1,
+					 next_ns))) {
+		/* tickwire-replay takes this step just before the next packet,
+		 * on that packet's clock */
+		g_app.paced_now_ns = next_ns;
+		paced_order_turn();
+	}
+	return true;
 }
 
 static int
@@ -636,9 +791,12 @@ decode_main(void *arg)
 	       tw_cfg_topology_name(g_app.cfg->topology));
 	act_group_bind(g);
 	while (!atomic_load_explicit(&g_app.quit_decode, memory_order_acquire)) {
+		struct tw_merge_progress pr;
 		uint64_t now;
 		uint32_t got = 0;
 
+		if (g_app.merge != NULL)
+			paced_progress(&pr);    /* before the hand-off is drained */
 		if (one_thread) {
 			for (uint32_t i = 0; i < g_app.decode_poll.n_queues; i++)
 				got += poll_queue(&g_app.decode_poll,
@@ -646,14 +804,28 @@ decode_main(void *arg)
 		} else if (g_app.ring != NULL) {
 			got = drain_ring();
 		}
-		got += (uint32_t)act_group_step(g, 0);
+		if (g_app.merge != NULL) {
+			int n;
+
+			/* the whole mailbox: what was handed over before the
+			 * snapshot must be in the merge (tw_merge.h) */
+			while ((n = act_group_step(g, 0)) > 0)
+				got += (uint32_t)n;
+			got += paced_deliver(&pr);
+		} else {
+			got += (uint32_t)act_group_step(g, 0);
+		}
 		tw_chain_serve_queries(g_app.chain);  /* telemetry: one load when idle */
 		tw_hb_beat(&g_app.hb, g_app.hb_decode);
 		idle_account(&idle, got != 0);
 		now = rte_rdtsc();
 		if (now >= next_tick) {
-			tw_chain_tick(g_app.chain, tsc_to_ns(now), false);
-			next_tick = now + tick;
+			if (g_app.merge == NULL) {
+				tw_chain_tick(g_app.chain, tsc_to_ns(now), false);
+				next_tick = now + tick;
+			} else if (paced_tick(&pr, now)) {
+				next_tick = now + tick;
+			}
 		}
 	}
 	if (one_thread)
@@ -662,7 +834,19 @@ decode_main(void *arg)
 	if (g_app.ring != NULL)
 		drain_ring();
 	act_group_drain(g);
-	tw_chain_tick(g_app.chain, tsc_to_ns(rte_rdtsc()), true);
+	if (g_app.merge != NULL) {
+		/* every input is done: what is held goes, in release order */
+		struct tw_merge_progress all = { .next = UINT64_MAX };
+
+		paced_deliver(&all);
+		act_group_drain(g);
+		/* tickwire-replay's end of input (one clock, issue 18), and
+		 * order-out's turn for what it caused */
+		tw_chain_tick(g_app.chain, UINT64_MAX / 2, true);
+		paced_order_turn();
+	} else {
+		tw_chain_tick(g_app.chain, tsc_to_ns(rte_rdtsc()), true);
+	}
 	TW_LOG(DEBUG, decode, "decode group drained\n");
 	/* pairs with the acquire load of the main lcore */
 	atomic_store_explicit(&g_app.decode_flushed, true, memory_order_release);
@@ -731,7 +915,25 @@ order_main(void *arg)
 	       g_app.has_session ? ", iLink 3 session" : "");
 	act_group_bind(g);
 	while (!atomic_load_explicit(&g_app.quit_order, memory_order_acquire)) {
-		int busy = act_group_step(g, 0);
+		int busy;
+
+		if (g_app.order_lockstep) {
+			/* paced: only in the turn the decode lcore gives */
+			const uint64_t grant = atomic_load_explicit(&g_app.order_grant,
+								    memory_order_acquire);
+			int n;
+
+			busy = 0;
+			if (grant != atomic_load_explicit(&g_app.order_served,
+							  memory_order_relaxed)) {
+				while ((n = act_group_step(g, 0)) > 0)
+					busy += n;
+				atomic_store_explicit(&g_app.order_served, grant,
+						      memory_order_release);
+			}
+		} else {
+			busy = act_group_step(g, 0);
+		}
 
 		tw_hb_beat(&g_app.hb, g_app.hb_order);
 		if (g_app.has_session) {
@@ -883,6 +1085,10 @@ ports_down(void)
 	}
 }
 
+/* The player's inputs: input k is port paced_of_input[k]. */
+static uint32_t paced_of_input[TW_PLAYER_MAX_INPUTS];
+static uint32_t n_paced_inputs;
+
 /* The injector of each feed of ports.ini with fault.* keys (tw_fault.h). */
 static struct tw_fault g_faults[TW_CFG_MAX_FEEDS];
 
@@ -901,6 +1107,10 @@ add_queue(struct poller *p, const struct tw_cfg_feed *feed)
 		q = &p->queues[p->n_queues++];
 		q->port_id = port_id;
 		q->queue = feed->rx_queue;
+		q->input = -1;
+		for (uint32_t k = 0; g_app.merge != NULL && k < n_paced_inputs; k++)
+			if (paced_of_input[k] == feed->port)
+				q->input = (int)k;
 	}
 	if (q->n_feeds == MAX_QUEUE_FEEDS)
 		return;
@@ -1695,6 +1905,18 @@ rx_dynfield(void)
 	return rte_mbuf_dynfield_register(&desc);
 }
 
+/* Paced: the player's release number (uint64_t), beside the rx field. */
+static int
+release_dynfield(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "tickwire_release",
+		.size = sizeof(uint64_t),
+		.align = __alignof__(uint64_t),
+	};
+	return rte_mbuf_dynfield_register(&desc);
+}
+
 /*
  * The captures the profile replays (rx_pcap=), read to their end before EAL
  * starts: net_pcap stops without a word at a record cut short, and a file
@@ -1764,8 +1986,6 @@ vdev_paced(const char *device)
 	return false;
 }
 
-/* The player's inputs: input k is port paced_of_input[k]. */
-static uint32_t paced_of_input[TW_PLAYER_MAX_INPUTS];
 
 /* The feed of a frame of player input @p input, or NULL. */
 static const struct tw_cfg_feed *
@@ -1836,7 +2056,8 @@ setup_player(void)
 
 	memset(&po, 0, sizeof(po));
 	g_app.stamp_offset = rx_dynfield();
-	if (g_app.stamp_offset < 0) {
+	g_app.release_offset = release_dynfield();
+	if (g_app.stamp_offset < 0 || g_app.release_offset < 0) {
 		fprintf(stderr, "tickwire: --pace: mbuf dynfield: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
@@ -1889,12 +2110,21 @@ setup_player(void)
 	po.tsc_hz = g_app.tsc_hz;
 	po.pool = g_app.pool;
 	po.stamp_offset = g_app.stamp_offset;
+	po.release_offset = g_app.release_offset;
 	po.filter = player_filter;
 	po.passes = g_app.loop_passes;
 	po.seq = player_sequence;
 	g_app.player = tw_player_create(&po, err, sizeof(err));
 	if (g_app.player == NULL) {
 		fprintf(stderr, "tickwire: --pace: %s\n", err);
+		return -1;
+	}
+	/* every datagram in flight holds an mbuf: the pool bounds the merge */
+	n_paced_inputs = po.n_inputs;
+	g_app.merge = tw_merge_create(po.n_inputs, cfg->mempool.mbufs);
+	if (g_app.merge == NULL) {
+		fprintf(stderr, "tickwire: --pace: release-order merge of %u inputs x %u: %s\n",
+			po.n_inputs, cfg->mempool.mbufs, strerror(errno));
 		return -1;
 	}
 
@@ -1952,6 +2182,7 @@ build_chain(void)
 	struct tw_chain_opts o;
 
 	memset(&o, 0, sizeof(o));
+	g_app.order_lockstep = g_app.merge != NULL && !g_app.has_session;
 	o.decode_mailbox = mailbox_opts("decode", &cfg->capture_to_decode);
 	o.order_mailbox = mailbox_opts("order_out", &cfg->signal_to_order_out);
 	tw_chain_opts_from_cfg(&o, cfg);
@@ -1960,8 +2191,10 @@ build_chain(void)
 	o.ticks = g_app.rx_clock_nic ? wall_ns : read_tsc;
 	o.latency = &g_app.latency;
 	o.order_latency = &g_app.order_latency;
-	o.now_ns = wall_ns;
+	o.now_ns = g_app.order_lockstep ? paced_now : wall_ns;
 	o.on_alarm = stale_alarm;
+	if (g_app.merge != NULL)
+		o.rx_hold = paced_hold;
 	if (g_app.has_session)
 		o.session = &g_app.session;
 	return (g_app.chain = tw_chain_create(&o)) == NULL ? -errno : 0;
@@ -1981,6 +2214,7 @@ main(int argc, char **argv)
 	g_app.ts_offset = -1;
 	g_app.meta_offset = -1;
 	g_app.stamp_offset = -1;
+	g_app.release_offset = -1;
 	g_app.player_lcore = -1;
 	for (uint32_t i = 0; i < TW_CFG_MAX_PORTS; i++)
 		g_app.paced_port[i] = -1;
@@ -2357,6 +2591,7 @@ cleanup:
 		rte_ring_free(g_app.ring);
 	/* the player's prepared mbufs go back to the pool before it goes */
 	tw_player_destroy(g_app.player);
+	tw_merge_destroy(g_app.merge);
 	g_app.player = NULL;
 	for (uint32_t i = 0; i < TW_CFG_MAX_PORTS; i++)
 		if (g_app.paced_ring[i] != NULL) {

@@ -744,6 +744,14 @@ on_rx(struct act_actor *self, void *state, struct act_msg *msg)
 	int rc;
 
 	(void)self;
+	if (c->opts.rx_hold != NULL && !(rx->rx_flags & TW_RX_MERGED)) {
+		struct tw_rx held = *rx;
+
+		if (msg->qdepth != 0)
+			held.qlen = msg->qdepth;  /* the mailbox's depth, kept for the record */
+		if (c->opts.rx_hold(c->opts.rx_hold_ctx, &held))
+			return;
+	}
 	count(&c->stats.rx_packets, 1);
 	count(&c->stats.rx_bytes, rx->length);
 	if (index == UINT32_MAX) {
@@ -1192,6 +1200,19 @@ tw_chain_serve_queries(struct tw_chain *c)
 	pthread_mutex_unlock(&qs->mu);
 	/* on the decode thread, between messages: the book's own actor copies it */
 	return act_fast_send(c->book, &m.hdr, NULL, 0) < 0 ? -1 : 1;
+}
+
+bool
+tw_chain_replay_tick(struct tw_chain *c, uint64_t *last_ns, uint64_t before_ns)
+{
+	const uint64_t step = before_ns == 0 ? 0 :
+			      (before_ns - 1) / TW_CHAIN_STEP_NS * TW_CHAIN_STEP_NS;
+
+	if (step <= *last_ns)
+		return false;
+	*last_ns = step;
+	tw_chain_tick(c, step, false);
+	return true;
 }
 
 int

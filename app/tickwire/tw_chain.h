@@ -122,6 +122,15 @@ struct tw_chain_opts {
 	void *order_sink_ctx;
 	tw_release_fn release;        /**< may be NULL */
 	void *release_ctx;
+	/**
+	 * May be NULL. Called first for every datagram the arbiter stage takes
+	 * that is not TW_RX_MERGED; true: the callee keeps it (a copy of the
+	 * struct, and the cookie) and hands it back later through
+	 * tw_chain_rx_direct() with TW_RX_MERGED set (the paced replay's
+	 * release order, tw_merge.h). Runs on the decode group's thread.
+	 */
+	bool (*rx_hold)(void *ctx, const struct tw_rx *rx);
+	void *rx_hold_ctx;
 	tw_ticks_fn ticks;            /**< clock of t1; NULL: no latency records */
 	struct tw_lat_recorder *latency; /**< book events (decode thread); may be NULL */
 	/** orders: tick-to-trade, t3 read when the order was handed to the sink
@@ -332,6 +341,23 @@ int tw_chain_rx_direct(struct tw_chain *c, const struct tw_rx *rx);
 
 /** TW_MSG_TICK / TW_MSG_FLUSH synchronously on the decode thread. */
 int tw_chain_tick(struct tw_chain *c, uint64_t now_ns, bool flush);
+
+/**
+ * A replay's time step (ns of capture time). In a replay - tickwire-replay
+ * and the paced appliance, one clock (issue 18, item 0) - time passes in
+ * steps: the chain ticks at multiples of it, never at the time of a read
+ * clock, so both tick at the same instants before each datagram.
+ */
+#define TW_CHAIN_STEP_NS UINT64_C(100000)
+
+/**
+ * A replay's tick: at the last step strictly before @p before_ns, if that
+ * is later than *@p last_ns (then updated). Before each datagram with
+ * before_ns its capture time; when idle, the replay's clock + 1 (or the
+ * next datagram's capture time, if earlier). Decode thread.
+ * @return true if it ticked.
+ */
+bool tw_chain_replay_tick(struct tw_chain *c, uint64_t *last_ns, uint64_t before_ns);
 
 /**
  * Step the order session on the order-out thread (TW_MSG_POLL by

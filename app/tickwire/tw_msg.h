@@ -96,10 +96,15 @@ struct tw_rx {
 	uint32_t burst_idx;       /**< index of the packet in its rx burst */
 	uint32_t rxq;             /**< packets ahead of it in the rx queue at arrival */
 	uint32_t rx_flags;        /**< TW_RX_RXQ: rxq is known (paced replay) */
+	uint64_t release;         /**< paced replay: the player's release number */
 };
 
 /** struct tw_rx.rx_flags */
 #define TW_RX_RXQ (1u << 0)
+/** paced replay: release is set */
+#define TW_RX_RELEASE (1u << 1)
+/** paced replay: put in release order already (tw_merge.h): not held again */
+#define TW_RX_MERGED (1u << 2)
 
 /** Time passing (TW_MSG_TICK, TW_MSG_FLUSH). */
 struct tw_tick {

@@ -76,6 +76,9 @@ struct tw_player {
 	_Atomic bool started;
 	_Atomic bool done;
 	uint64_t released;             /* stepping thread writes, relaxed readers */
+	/* tw_player_progress(): enqueued per input, then the next release */
+	_Atomic uint64_t in_released[TW_PLAYER_MAX_INPUTS];
+	_Atomic uint64_t published;
 	uint64_t ring_full;
 	uint64_t no_mbuf;
 	uint64_t filtered;
@@ -475,6 +478,7 @@ release(struct tw_player *p)
 	if (m == NULL) {
 		p->prepared = p->next;
 		count(&p->no_mbuf);
+		atomic_store_explicit(&p->published, p->next, memory_order_release);
 		return now;
 	}
 	st = RTE_MBUF_DYNFIELD(m, p->opts.stamp_offset, struct tw_player_stamp *);
@@ -482,12 +486,20 @@ release(struct tw_player *p)
 	st->magic = TW_PLAYER_STAMP_MAGIC;
 	st->t0_lo = (uint32_t)now;
 	st->t0_hi = (uint32_t)(now >> 32);
+	if (p->opts.release_offset >= 0)
+		*RTE_MBUF_DYNFIELD(m, p->opts.release_offset, uint64_t *) = g;
 	if (rte_ring_sp_enqueue(ring, m) != 0) {
 		rte_pktmbuf_free(m);
 		count(&p->ring_full);
 	} else {
 		count(&p->released);
+		/* single writer: the count, then the release number (below) */
+		atomic_store_explicit(&p->in_released[f->input],
+				      atomic_load_explicit(&p->in_released[f->input],
+							   memory_order_relaxed) + 1,
+				      memory_order_release);
 	}
+	atomic_store_explicit(&p->published, p->next, memory_order_release);
 	return now;
 }
 
@@ -530,6 +542,44 @@ tw_player_run(struct tw_player *p, const _Atomic bool *quit)
 	}
 #undef QUIT
 	atomic_store_explicit(&p->done, true, memory_order_release);
+}
+
+void
+tw_player_progress(const struct tw_player *p, uint64_t *next, uint64_t *counts)
+{
+	*next = atomic_load_explicit(&p->published, memory_order_acquire);
+	for (uint32_t i = 0; i < p->opts.n_inputs; i++)
+		counts[i] = atomic_load_explicit(&p->in_released[i], memory_order_acquire);
+}
+
+uint64_t
+tw_player_total(const struct tw_player *p)
+{
+	return p->total;
+}
+
+uint32_t
+tw_player_input_of(const struct tw_player *p, uint64_t g)
+{
+	return p->frames[index_of(p, g)].input;
+}
+
+uint64_t
+tw_player_capture_ns(const struct tw_player *p, uint64_t g)
+{
+	return p->frames[index_of(p, g)].time_ns + pass_of(p, g) * p->period_ns;
+}
+
+uint64_t
+tw_player_capture_at(const struct tw_player *p, uint64_t tsc)
+{
+	unsigned __int128 d;
+
+	if (tsc <= p->start_tsc)
+		return p->frames[0].time_ns;
+	d = (unsigned __int128)(tsc - p->start_tsc) * 1000000000u * p->opts.speed_milli /
+	    ((unsigned __int128)p->opts.tsc_hz * 1000u);
+	return p->frames[0].time_ns + (d > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)d);
 }
 
 void

@@ -106,6 +106,9 @@ struct tw_player_opts {
 	uint64_t tsc_hz;
 	struct rte_mempool *pool;
 	int stamp_offset;     /**< dynfield offset of struct tw_player_stamp */
+	/** dynfield offset of the release number (uint64_t: release g of the
+	 *  schedule, counted over every pass), or -1: not written */
+	int release_offset;
 	tw_player_filter_fn filter;  /**< NULL: every frame */
 	void *filter_ctx;            /**< also given to seq */
 	/** times the captures are replayed: 0 or 1 once, TW_PLAYER_FOREVER
@@ -180,6 +183,37 @@ void tw_player_stats(const struct tw_player *p, struct tw_player_stats *st);
 
 /** Frames released so far (any thread; relaxed). */
 uint64_t tw_player_released(const struct tw_player *p);
+
+/**
+ * Where the releases stand, for a consumer that must take frames in release
+ * order (any thread). The player publishes, release after release, first
+ * the count of frames enqueued into each input's ring, then the number of
+ * the next release (acquire/release pairs): a reader that sees @p next sees
+ * every count up to it. Frames the player dropped (ring full, no mbuf) are
+ * in @p next but in no count.
+ * @param next    releases [0, next) were attempted
+ * @param counts  frames enqueued per input (n_inputs of them)
+ */
+void tw_player_progress(const struct tw_player *p, uint64_t *next, uint64_t *counts);
+
+/** Releases of the whole replay (UINT64_MAX: looping until stopped). */
+uint64_t tw_player_total(const struct tw_player *p);
+
+/** The input release @p g goes to. Any thread. */
+uint32_t tw_player_input_of(const struct tw_player *p, uint64_t g);
+
+/**
+ * The capture time of release @p g (ns): its frame's, moved on by a pass
+ * period per pass (as its SendingTime is). Any thread.
+ */
+uint64_t tw_player_capture_ns(const struct tw_player *p, uint64_t g);
+
+/**
+ * The player's clock in capture time: the capture time the schedule has
+ * reached at TSC @p tsc (the first frame's before the start). Any thread,
+ * once started.
+ */
+uint64_t tw_player_capture_at(const struct tw_player *p, uint64_t tsc);
 
 /**
  * The counters of tw_player_stats() without the error percentiles (zero):

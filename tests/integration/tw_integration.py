@@ -823,6 +823,109 @@ def check_paced(ctx):
           'both topologies and in tickwire-replay' % (base['book.hash'], len(base_orders)))
 
 
+# -- one clock (issue 18, item 0) ----------------------------------------------
+
+# Everything that a decision of the feed or the strategy changes.
+ONE_CLOCK_KEYS = BOOK_KEYS + ('arb.duplicates', 'book.stale_books', 'book.stale_marked_on_loss',
+                              'book.instruments', 'strategy.replies_sent',
+                              'strategy.replies_refused', 'chain.orders_written',
+                              'book.recoveries', 'book.snapshots', 'stale.alarms',
+                              'stale.alarm_active')
+
+
+def one_clock_case(ctx, name, rx, pace='2', cfg=(), ini=()):
+    """tickwire-replay and the appliance paced (both topologies) on capture
+    pair @p rx with the profile's own gap waits: identical counters and
+    orders. Returns the replay's counters."""
+    runs = {}
+    prof = ctx.profile(name + '-replay', list(cfg), PACED_INI + list(ini), rx=rx, base='study')
+    rp = os.path.join(ctx.tmp, name + '-replay.pcap')
+    out = replay_run(ctx, prof, rp)
+    runs['tickwire-replay'] = (counters(out), payloads(rp))
+    # two-stage with one capture lcore for both feeds (the study's core
+    # map), with one each (the merge puts their interleaving back), and
+    # one-thread (the decode lcore polls both)
+    for topology, lcores in (('two-stage', []), ('two-stage', [r'capture_b = 1;=>capture_b = 2;']),
+                             ('one-thread', [])):
+        if lcores:
+            topology += ', a capture lcore per feed'
+        prof = ctx.profile('%s-%s' % (name, re.sub(r'\W+', '-', topology)),
+                           [r'^topology = .*$=>topology = "%s";' % topology.split(',')[0]] +
+                           lcores + list(cfg), PACED_INI + list(ini), rx=rx, base='study')
+        out = ctx.run_tickwire(prof, timeout=120, extra=['--pace', pace])
+        c = counters(out)
+        if c.get('player.released') != c.get('player.frames') or c.get('rx_drops') != '0':
+            fail('%s %s: player released %s of %s frames, %s rx drops: no comparison' %
+                 (name, topology, c.get('player.released'), c.get('player.frames'),
+                  c.get('rx_drops')))
+        runs['appliance ' + topology] = (c, payloads(os.path.join(prof, 'orders.pcap')))
+    base, base_orders = runs['tickwire-replay']
+    bad = []
+    for who, (c, orders) in runs.items():
+        for k in ONE_CLOCK_KEYS:
+            if c.get(k) != base.get(k):
+                bad.append('%s: %s = %s, tickwire-replay %s' % (who, k, c.get(k), base.get(k)))
+        if orders != base_orders:
+            bad.append('%s: %d orders differ from tickwire-replay\'s %d' %
+                       (who, len(orders), len(base_orders)))
+    if bad:
+        fail('%s:\n  %s' % (name, '\n  '.join(bad)))
+    print('ok: %s: book hash %s, %s lost of %s gaps, %d orders: the same in tickwire-replay '
+          'and the paced appliance (3 topologies)' %
+          (name, base.get('book.hash'), base.get('arb.lost_packets'), base.get('arb.gaps'),
+           len(base_orders)))
+    return base
+
+
+def check_one_clock(ctx):
+    lossy = 0
+    # Feed A (then B) loses 3 % and the other feed's copy is often later
+    # than arbitration.gap_wait_us: the arbiter's time decides which gaps
+    # are filled and which are declared lost.
+    for name, args in (('drop-a', ['--seed', '11', '--drop-a', '0.03', '--reorder-a', '0.05',
+                                   '--skew-tail-b', '0.2:700000', '--gap', '700:2']),
+                       ('drop-b', ['--seed', '12', '--drop-b', '0.03', '--reorder-b', '0.05',
+                                   '--skew-tail-a', '0.2:700000', '--gap', '1500:4'])):
+        f = synth(ctx, 'oc-' + name, '--events', '4000', *args)
+        # drop-b: risk's message rate (on the capture's clock) refuses some
+        rate = [r'max_messages_per_second = \d+;=>max_messages_per_second = 4;']
+        c = one_clock_case(ctx, name, (f['a'], f['b']), cfg=rate if name == 'drop-b' else [])
+        lossy += int(c.get('arb.lost_packets', '0'))
+        if name == 'drop-b' and c.get('strategy.refused.rate_limit', '0') == '0':
+            fail('drop-b: risk refused no order by its message rate: nothing was compared')
+    if lossy == 0:
+        fail('no packet was declared lost on the lossy captures: nothing was compared')
+    # Recovery timers: packets lost on both feeds make books stale until the
+    # snapshot loop (port feed_a) recovers them; recovery.max_wait_ms = 20
+    # raises the halted-instrument alarm while they wait.
+    f = synth(ctx, 'oc-recovery', '--events', '4000', '--seed', '13', '--drop-a', '0.02',
+              '--skew-tail-b', '0.2:700000', '--gap', '900:3', '--gap', '2500:2')
+    a_s = pcap_merge(os.path.join(ctx.tmp, 'oc-recovery-as.pcap'), [f['a'], f['s']])
+    c = one_clock_case(ctx, 'recovery', (a_s, f['b']),
+                       cfg=[r'mode = "none";=>mode = "snapshot";',
+                            r'max_wait_ms = \d+;=>max_wait_ms = 20;'],
+                       ini=[SNAPSHOT_FEEDS])
+    if c.get('book.recoveries', '0') == '0' or c.get('stale.alarms', '0') == '0':
+        fail('recovery: %s recoveries, %s alarms: the timers were not compared' %
+             (c.get('book.recoveries'), c.get('stale.alarms')))
+    print('   recovery: %s books recovered from snapshots, %s halted-instrument alarms' %
+          (c.get('book.recoveries'), c.get('stale.alarms')))
+    # The real capture (303 s: at 20x) as it is, then with losses: feed A
+    # loses every 23rd packet, B every 37th and arrives 3 ms late, and both
+    # lose 5000-5004.
+    one_clock_case(ctx, 'real-340', (ctx.capture, ctx.capture), pace='20')
+    recs = list(pcap_records(ctx.capture))
+    lossy_a = os.path.join(ctx.tmp, 'real-lossy-a.pcap')
+    lossy_b = os.path.join(ctx.tmp, 'real-lossy-b.pcap')
+    pcap_write(lossy_a, [r for n, r in enumerate(recs)
+                         if n % 23 != 11 and not 5000 <= n < 5005])
+    pcap_write(lossy_b, [(r[0] + 3000000, r[1], r[2]) for n, r in enumerate(recs)
+                         if n % 37 != 5 and not 5000 <= n < 5005])
+    c = one_clock_case(ctx, 'real-340-lossy', (lossy_a, lossy_b), pace='20')
+    if int(c.get('arb.lost_packets', '0')) == 0:
+        fail('real-340-lossy: no packet declared lost: nothing was compared')
+
+
 def check_paced_spacing(ctx):
     # A capture with known spacing: groups of 4 packets captured at the same
     # instant (feed B 30 us after A), a group every 400 us. Paced at real
@@ -1515,6 +1618,7 @@ def main():
         'preflight': lambda: check_preflight(ctx),
         'rx-clock': lambda: check_rx_clock(ctx),
         'paced': lambda: check_paced(ctx),
+        'one-clock': lambda: check_one_clock(ctx),
         'paced-spacing': lambda: check_paced_spacing(ctx),
         'idle': lambda: check_idle(ctx),
     }[a.test]()
