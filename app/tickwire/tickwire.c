@@ -170,6 +170,7 @@ struct app {
 	_Atomic uint64_t order_grant;
 	_Atomic uint64_t order_served;
 	bool order_lockstep;
+	bool order_out_free;             /* --order-out-free: no turns */
 	/* ... and its clock: the capture time of the packet (or the step
 	 * before it) the decode lcore is at; order-out reads it in its turn */
 	uint64_t paced_now_ns;
@@ -1643,7 +1644,11 @@ usage(const char *prog)
 		"  --loop N         paced: replay the captures N times (0: until stopped) as\n"
 		"                   one session: MsgSeqNum and SendingTime move on each pass;\n"
 		"                   each feed must open with a ChannelReset\n"
-		"                   (tickwire-synth --reset-first)\n",
+		"                   (tickwire-synth --reset-first)\n"
+		"  --order-out-free paced: order-out runs beside the decode lcore on the wall\n"
+		"                   clock, as live (the latency study's tick-to-trade), not\n"
+		"                   in the decode lcore's turns; its decisions may then\n"
+		"                   differ from tickwire-replay's\n",
 		prog);
 }
 
@@ -1665,6 +1670,7 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 		{"pace", required_argument, NULL, 'S'},
 		{"player-lcore", required_argument, NULL, 'L'},
 		{"loop", required_argument, NULL, 'O'},
+		{"order-out-free", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1693,6 +1699,7 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 			break;
 		case 'f': g_app.topo.sysfs_root = optarg; break;
 		case 'P': g_app.preflight_root = optarg; break;
+		case 'F': g_app.order_out_free = true; break;
 		case 'S':
 			if (tw_lat_parse_speed(optarg, &g_app.speed_milli) != 0) {
 				fprintf(stderr, "tickwire: --pace %s: not a speed; hint: a factor "
@@ -2182,7 +2189,7 @@ build_chain(void)
 	struct tw_chain_opts o;
 
 	memset(&o, 0, sizeof(o));
-	g_app.order_lockstep = g_app.merge != NULL && !g_app.has_session;
+	g_app.order_lockstep = g_app.merge != NULL && !g_app.has_session && !g_app.order_out_free;
 	o.decode_mailbox = mailbox_opts("decode", &cfg->capture_to_decode);
 	o.order_mailbox = mailbox_opts("order_out", &cfg->signal_to_order_out);
 	tw_chain_opts_from_cfg(&o, cfg);

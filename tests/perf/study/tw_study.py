@@ -131,7 +131,9 @@ class Study:
                '--', '--ports', os.path.join(prof, 'ports.ini'),
                '--config', os.path.join(prof, 'tickwire.cfg'), '--print-books', '0']
         if speed != 'max':
-            cmd += ['--pace', str(speed)]
+            # order-out beside the decode lcore, as live: tick-to-trade
+            # without the turns that make a paced run replay-identical
+            cmd += ['--pace', str(speed), '--order-out-free']
         t = time.time()
         p = run(cmd, timeout=7200)
         c = counters(p.stdout)
