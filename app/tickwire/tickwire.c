@@ -668,7 +668,6 @@ drain_ring(void)
 
 /* -- paced: release order and the player's clock (issue 18, item 0) ------------ */
 
-/* tw_chain_opts.rx_hold: a paced datagram waits in the merge. */
 /* Order-out's clock when paced without a session (read in its turn). */
 static uint64_t
 paced_now(void)
@@ -676,6 +675,7 @@ paced_now(void)
 	return g_app.paced_now_ns;
 }
 
+/* tw_chain_opts.rx_hold: a paced datagram waits in the merge. */
 static bool
 paced_hold(void *ctx, const struct tw_rx *rx)
 {
@@ -1742,9 +1742,9 @@ parse_app_args(int argc, char **argv, const char **ports, const char **config)
 	}
 	if (optind != argc || *ports == NULL || *config == NULL)
 		return -1;
-	if (g_app.loop_passes != 0 && g_app.speed_milli == 0) {
-		fprintf(stderr, "tickwire: --loop needs a paced replay; hint: add --pace SPEED "
-			"(1 real time)\n");
+	if ((g_app.loop_passes != 0 || g_app.order_out_free) && g_app.speed_milli == 0) {
+		fprintf(stderr, "tickwire: %s needs a paced replay; hint: add --pace SPEED "
+			"(1 real time)\n", g_app.order_out_free ? "--order-out-free" : "--loop");
 		return -1;
 	}
 	return 0;
@@ -2547,6 +2547,16 @@ main(int argc, char **argv)
 			       ps.passes, ps.released, ps.ring_full, ps.no_mbuf, ps.filtered,
 			       ps.span_ns / 1000, ps.err_ns[0], ps.err_ns[1], ps.err_ns[2],
 			       ps.err_ns[3]);
+		if (g_app.merge != NULL) {
+			struct tw_merge_stats ms;
+
+			tw_merge_stats(g_app.merge, &ms);
+			printf("merge.delivered %" PRIu64 "\nmerge.waits %" PRIu64
+			       "\nmerge.overflow %" PRIu64 "\nmerge.out_of_order %" PRIu64
+			       "\norder_out.turns %" PRIu64 "\n", ms.delivered, ms.waits,
+			       ms.overflow, ms.out_of_order,
+			       atomic_load_explicit(&g_app.order_grant, memory_order_relaxed));
+		}
 		printf("rx_drops %" PRIu64 "\n", rx_drops);
 		faults_report(stdout, NULL);
 		tw_chain_print(g_app.chain, stdout, g_app.print_books);

@@ -121,7 +121,7 @@ tw_merge_next(struct tw_merge *m, const struct tw_merge_progress *pr)
 	m->next_input = best;
 	return &m->in[best].slots[m->in[best].head & m->mask].rx;
 wait:
-	m->stats.held++;
+	m->stats.waits++;
 	return NULL;
 }
 

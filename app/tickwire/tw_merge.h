@@ -53,8 +53,9 @@ struct tw_merge_progress {
 struct tw_merge_stats {
 	uint64_t pushed;
 	uint64_t delivered;
-	uint64_t held;        /**< deliveries that waited for another input */
-	uint64_t overflow;    /**< refused: an input's FIFO was full */
+	/** asks that found a datagram that had to wait for another input */
+	uint64_t waits;
+	uint64_t overflow;    /**< refused (then delivered at once): a FIFO was full */
 	uint64_t out_of_order;/**< pushed behind a later release of its input (faults) */
 };
 
