@@ -720,6 +720,19 @@ paced_order_turn(void)
 		;
 }
 
+/*
+ * Time's last step before @p before_ns (tw_chain_replay_tick()), with
+ * order-out's clock at @p clock_ns; order-out's turn for what the step
+ * caused, as tickwire-replay drains order-out after it.
+ */
+static void
+paced_step(uint64_t before_ns, uint64_t clock_ns)
+{
+	g_app.paced_now_ns = clock_ns;
+	if (tw_chain_replay_tick(g_app.chain, &g_app.paced_tick_ns, before_ns))
+		paced_order_turn();
+}
+
 /* Deliver what @p pr lets go, in release order. @return delivered. */
 static uint32_t
 paced_deliver(const struct tw_merge_progress *pr)
@@ -732,11 +745,7 @@ paced_deliver(const struct tw_merge_progress *pr)
 
 		tw_merge_pop(g_app.merge);
 		rx.rx_flags |= TW_RX_MERGED;
-		/* time's last step before it, as tickwire-replay ticks (and then
-		 * drains order-out), on the packet's clock */
-		g_app.paced_now_ns = rx.rx_ns;
-		if (tw_chain_replay_tick(g_app.chain, &g_app.paced_tick_ns, rx.rx_ns))
-			paced_order_turn();
+		paced_step(rx.rx_ns, rx.rx_ns);   /* on the packet's clock */
 		if (tw_chain_rx_direct(g_app.chain, &rx) < 0) {
 			g_app.ring_drops++;
 			rte_pktmbuf_free(rx.cookie);
@@ -766,15 +775,10 @@ paced_tick(const struct tw_merge_progress *pr, uint64_t now_tsc)
 	paced_order_turn();       /* what else came for order-out (kill switch) */
 	if (pr->next >= tw_player_total(g_app.player))
 		return true;      /* the end: tw_chain_tick(..., true) at the end of input */
+	/* tickwire-replay takes this step just before the next packet, on
+	 * that packet's clock */
 	next_ns = tw_player_capture_ns(g_app.player, pr->next);
-	if (tw_chain_replay_tick(g_app.chain, &g_app.paced_tick_ns,
-				 RTE_MIN(tw_player_capture_at(g_app.player, now_tsc) + 1,
-					 next_ns))) {
-		/* tickwire-replay takes this step just before the next packet,
-		 * on that packet's clock */
-		g_app.paced_now_ns = next_ns;
-		paced_order_turn();
-	}
+	paced_step(RTE_MIN(tw_player_capture_at(g_app.player, now_tsc) + 1, next_ns), next_ns);
 	return true;
 }
 

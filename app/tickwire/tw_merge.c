@@ -92,7 +92,6 @@ tw_merge_push(struct tw_merge *m, uint32_t input, const struct tw_rx *rx, uint64
 	f->slots[f->tail & m->mask] = (struct slot){ .rx = *rx, .g = g };
 	f->tail++;
 	f->pushed++;
-	m->stats.pushed++;
 	return 0;
 }
 
@@ -158,4 +157,7 @@ void
 tw_merge_stats(const struct tw_merge *m, struct tw_merge_stats *st)
 {
 	*st = m->stats;
+	st->pushed = 0;
+	for (uint32_t i = 0; i < m->n_inputs; i++)
+		st->pushed += m->in[i].pushed;
 }
