@@ -183,6 +183,7 @@ struct t {
 	uint8_t stream[MAX_LOG];
 	unsigned int nlog;
 	uint64_t events;           /* events whose oracle check is expected */
+	int32_t orders_bias;       /* added to the first level entry's NumberOfOrders */
 };
 
 static struct t T;
@@ -292,8 +293,10 @@ event_ex(struct t *t, struct minst *mi, const struct op *ops, unsigned int n, bo
 		model_levels(mi, side, now[side], DEPTH);
 		ne += mbp_diff(old[side], now[side], side, &e[ne]);
 	}
-	if (ne > 0)
+	if (ne > 0) {
 		e[0].v.qty += mbp_bias;
+		e[0].v.orders += t->orders_bias;
+	}
 	/* which order entries can ride in the 46 (a level entry of its price) */
 	for (i = 0; i < n; i++) {
 		const struct morder *m = model_any(mi, ops[i].id);
@@ -741,31 +744,54 @@ test_queue_join(void **state)
 static void
 test_oracle_reports_difference(void **state)
 {
+	/* the instrument's depth: the test's, and the full one (compared
+	 * without a mask); the wrong field: quantity, then order count */
+	static const struct {
+		unsigned int depth;
+		int64_t qty_bias;
+		int32_t orders_bias;
+	} cases[] = {
+		{ DEPTH, 3, 0 }, { DEPTH, 0, 1 }, { BOOK_MAX_DEPTH, 3, 0 }, { BOOK_MAX_DEPTH, 0, -1 },
+	};
 	struct book_mbo_diff d[8];
 	struct minst *mi;
 	const struct op add = { 'A', 1, BOOK_BID, 100, 5, 1, false };
 	const struct op add2 = { 'A', 2, BOOK_BID, 100, 1, 2, false };
+	unsigned int k;
 
 	(void)state;
-	setup_feed(NULL);
-	mi = &T.ins[1];
-	channel_reset(&T);        /* books empty: new books start valid */
-	event_ex(&T, mi, &add, 1, true, 0);
-	assert_int_equal(ctr()->mbo_checks, 1);
-	assert_int_equal(ctr()->mbo_mismatches, 0);
-	event_ex(&T, mi, &add2, 1, true, 3);   /* the level entry says qty 6 + 3 */
-	assert_int_equal(ctr()->mbo_checks, 2);
-	assert_int_equal(ctr()->mbo_mismatches, 1);
-	assert_int_equal(ctr()->mbo_level_diffs, 1);
-	assert_int_equal(book_feed_mbo_diffs(T.f, d, 8), 1);
-	assert_int_equal(d[0].security_id, mi->sid);
-	assert_int_equal(d[0].msg_seq_num, 3);
-	assert_int_equal(d[0].side, BOOK_BID);
-	assert_int_equal(d[0].level, 1);
-	assert_int_equal(d[0].mbo.price, PX(100));
-	assert_int_equal(d[0].mbo.qty, 6);
-	assert_int_equal(d[0].mbo.orders, 2);
-	assert_int_equal(d[0].mbp.qty, 9);
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct book_feed_config c = {
+			.default_depth = cases[k].depth, .implied_none = true, .mbo = true,
+			.mbo_instruments = 4, .mbo_orders = 32, .mbo_levels = 16, .mbo_diffs = 4,
+			.recovery_packets = 64,
+		};
+
+		setup_feed(&c);
+		mi = &T.ins[1];
+		channel_reset(&T);        /* books empty: new books start valid */
+		event_ex(&T, mi, &add, 1, true, 0);
+		assert_int_equal(ctr()->mbo_checks, 1);
+		assert_int_equal(ctr()->mbo_mismatches, 0);
+		/* the level entry says qty 6 + qty_bias, 2 + orders_bias orders */
+		T.orders_bias = cases[k].orders_bias;
+		event_ex(&T, mi, &add2, 1, true, cases[k].qty_bias);
+		T.orders_bias = 0;
+		assert_int_equal(book_feed_find(T.f, mi->sid)->depth, cases[k].depth);
+		assert_int_equal(ctr()->mbo_checks, 2);
+		assert_int_equal(ctr()->mbo_mismatches, 1);
+		assert_int_equal(ctr()->mbo_level_diffs, 1);
+		assert_int_equal(book_feed_mbo_diffs(T.f, d, 8), 1);
+		assert_int_equal(d[0].security_id, mi->sid);
+		assert_int_equal(d[0].msg_seq_num, 3);
+		assert_int_equal(d[0].side, BOOK_BID);
+		assert_int_equal(d[0].level, 1);
+		assert_int_equal(d[0].mbo.price, PX(100));
+		assert_int_equal(d[0].mbo.qty, 6);
+		assert_int_equal(d[0].mbo.orders, 2);
+		assert_int_equal(d[0].mbp.qty, 6 + cases[k].qty_bias);
+		assert_int_equal(d[0].mbp.orders, 2 + cases[k].orders_bias);
+	}
 	assert_int_equal(book_feed_mbo_diffs(T.f, NULL, 1), -EINVAL);
 	assert_int_equal(book_feed_mbo_diffs(NULL, d, 1), -EINVAL);
 }
@@ -1019,6 +1045,73 @@ test_bounds(void **state)
 	assert_int_equal(ctr()->mbo_not_applied, 4);
 	/* the price levels of all three are fine */
 	check_mbp(T.f, &T.ins[2]);
+}
+
+/* Many levels a side (more than the level search scans at the top before it
+ * searches): seeded adds at prices anywhere in a band, then price moves,
+ * quantity changes and cancels at random; the book equals the model level by
+ * level and order by order after every event, on both sides. */
+static void
+test_many_levels(void **state)
+{
+	struct book_feed_config c = {
+		.default_depth = DEPTH, .implied_none = true, .mbo = true,
+		.mbo_instruments = 1, .mbo_orders = MAX_ORDERS, .mbo_levels = MAX_ORDERS,
+		.recovery_packets = 16,
+	};
+	const struct book_mbo *m;
+	struct minst *mi;
+	uint64_t rnd = 0x2545f4914f6cdd1dULL, prio = 1;
+	unsigned int i, deepest[2] = { 0, 0 };
+
+	(void)state;
+	setup_feed(&c);
+	mi = &T.ins[0];
+	channel_reset(&T);
+	for (i = 0; i < 400; i++) {
+		struct op op = { 0 };
+		const struct morder *o;
+		unsigned int pick, k;
+
+		rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+		pick = (unsigned int)(rnd >> 33);
+		if (i < MAX_ORDERS - 8 && (i < 40 || pick % 3 == 0)) {
+			/* bids in 60..99, asks in 101..140: up to 40 levels a side */
+			op.kind = 'A';
+			op.id = i + 1;
+			op.side = (uint8_t)(pick & 1);
+			op.px = op.side == BOOK_BID ? 60 + (pick >> 1) % 40 : 101 + (pick >> 1) % 40;
+		} else {
+			/* a live order at random: moved, resized or cancelled */
+			for (k = 0; k < mi->n && !mi->o[(pick + k) % mi->n].live; k++)
+				;
+			if (k == mi->n)
+				continue;
+			o = &mi->o[(pick + k) % mi->n];
+			op.id = o->id;
+			op.side = o->side;
+			op.kind = (pick >> 8) % 4 == 0 ? 'D' : 'M';
+			op.px = (pick >> 10) % 2 == 0 ? o->px :
+				o->side == BOOK_BID ? 60 + (pick >> 11) % 40 : 101 + (pick >> 11) % 40;
+		}
+		op.qty = 1 + (int32_t)((pick >> 20) % 9);
+		op.prio = prio++;
+		event(&T, mi, &op, 1);
+		check_all(mi);
+		m = book_feed_mbo(T.f, mi->sid);
+		for (k = 0; k < 2; k++) {
+			struct book_level lv[MAX_ORDERS];
+			int n = book_mbo_levels(m, k, lv, MAX_ORDERS);
+
+			assert_true(n >= 0);
+			if ((unsigned int)n > deepest[k])
+				deepest[k] = (unsigned int)n;
+		}
+	}
+	/* both sides went well past the levels scanned at the top (8) */
+	assert_true(deepest[BOOK_BID] >= 16);
+	assert_true(deepest[BOOK_ASK] >= 16);
+	assert_int_equal(ctr()->mbo_mismatches, 0);
 }
 
 /* A mid-stream join (BOOK_JOIN_TRUST): the book is partial, changes of
@@ -1343,6 +1436,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_gap_and_recovery, teardown),
 		cmocka_unit_test_teardown(test_channel_reset_and_empty_book, teardown),
 		cmocka_unit_test_teardown(test_bounds, teardown),
+		cmocka_unit_test_teardown(test_many_levels, teardown),
 		cmocka_unit_test_teardown(test_partial_join, teardown),
 		cmocka_unit_test_teardown(test_feeds_a_b_both, teardown),
 		cmocka_unit_test_teardown(test_config, teardown),
