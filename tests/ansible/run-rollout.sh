@@ -167,6 +167,9 @@ if rollout "$work/bad.log" -e "@$here/rollout-broken-vars.yml"; then
 fi
 grep -E '^tickwire-qemu(-second)? +: ' "$work/bad.log"
 grep -q 'health gate failed on tickwire-qemu' "$work/bad.log" || { tail -n 40 "$work/bad.log"; fail "the health gate did not fail"; }
+# the appliance cannot start: systemd's restarts run out and the gate says
+# so at once instead of waiting out tickwire_health_timeout
+grep -q 'failed, no restart pending' "$work/bad.log" || { tail -n 40 "$work/bad.log"; fail "the gate did not see the failed unit"; }
 # the rescue imports tickwire_service's restore.yml: its tasks, in order,
 # then the previous appliance's health (reported) and the stop
 sed -n '/TASK \[tickwire_service : Restore the snapshot\]/,$p' "$work/bad.log" >"$work/bad-rescue.log"
