@@ -3,17 +3,19 @@
 #   1. default build (gcc, -Werror): every suite;
 #   2. ASan+UBSan build: every suite but perf, image and ansible (they test
 #      the rollout and the image, not the sanitized code);
-#   3. TSan build: the concurrent suites (lib/actor);
+#   3. TSan build: the concurrent suites (lib/actor), only their targets;
 #   4. clang fuzz build: the libFuzzer harnesses (tests/fuzz) sharing
-#      $TW_FUZZ_SECONDS (default 120 s in all), failing on any crash.
+#      $TW_FUZZ_SECONDS (default 120 s in all), failing on any crash; only
+#      their targets.
 # Two chains run at once once the default tree is built:
-#   - in the foreground, the default tree's image and ansible suites (the
-#     qemu guests and chroots: ~50 min, one test at a time; a TCG guest keeps
-#     about one cpu busy, and mostly waits on it);
+#   - in the foreground, the default tree's image and ansible suites but
+#     ansible_flash (the qemu guests and chroots: ~45 min, one test at a
+#     time; a TCG guest keeps about one cpu busy, and mostly waits on it);
 #   - beside it, on the other cpu, the default tree's other suites, then the
 #     ASan, TSan and fuzz trees (builds at nice 10 so that they yield to the
-#     guest; tests one at a time, $TW_JOBS_BESIDE, default 1). Its output is
-#     printed when both chains are done.
+#     guest; tests one at a time, $TW_JOBS_BESIDE, default 1), then
+#     ansible_flash (suite flash, ~17 min) once image_boot has built the
+#     image it flashes. Its output is printed when both chains are done.
 # TW_SERIAL=1 runs everything in one chain, as before (2 tests at a time).
 # Build trees go to $TW_BUILD_ROOT (default: build-tests/ in the source tree).
 # The last line is "N passed, N failed", counted from meson's test logs.
@@ -26,20 +28,44 @@ mkdir -p "$root"
 : >"$root/failed-setup"
 start=$(date +%s)
 
+# The build outputs the tests of some suites need (their executables and
+# depends), relative to the build tree: suite_targets DIR SUITE...
+suite_targets() {
+	meson introspect "$1" --tests --targets | /usr/bin/python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+files = {t["id"]: t["filename"] for t in d["targets"]}
+want = set(sys.argv[2:])
+out = set()
+for t in d["tests"]:
+    if want & {s.split(":", 1)[-1] for s in t["suite"]}:
+        for dep in t["depends"]:
+            out.update(os.path.relpath(f, sys.argv[1]) for f in files.get(dep, []))
+for f in sorted(out):
+    print(f)' "$@"
+}
+
 # build_tree NAME [meson setup args...]: configure once, build; a failure is
-# counted (one line in failed-setup) and returns 1.
+# counted (one line in failed-setup) and returns 1. With $only_suites set
+# (the TSan and fuzz trees), only what those suites' tests need is built.
 build_tree() {
 	local name=$1
 	shift
 	local dir=$root/$name
+	local targets=(all meson-test-prereq)
 	echo "=== $name: meson setup $* ($(($(date +%s) - start)) s)"
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$src" --werror "$@" >"$root/$name.setup.log" 2>&1 ||
 			{ cat "$root/$name.setup.log"; echo "$name setup" >>"$root/failed-setup"; return 1; }
 	fi
-	# all, and what only tests use (meson test runs with --no-rebuild: two
-	# of them share the default tree)
-	if ! ninja -C "$dir" all meson-test-prereq >"$root/$name.build.log" 2>&1; then
+	if [ -n "${only_suites:-}" ]; then
+		# shellcheck disable=SC2086  # a list of suite names
+		mapfile -t targets < <(suite_targets "$dir" $only_suites)
+		[ "${#targets[@]}" -gt 0 ] || { echo "$name: no tests in suites $only_suites" >>"$root/failed-setup"; return 1; }
+	fi
+	# all (or the suites' targets), and what only tests use (meson test runs
+	# with --no-rebuild: two of them share the default tree)
+	if ! ninja -C "$dir" "${targets[@]}" >"$root/$name.build.log" 2>&1; then
 		tail -50 "$root/$name.build.log"
 		echo "$name build" >>"$root/failed-setup"
 		return 1
@@ -73,12 +99,27 @@ sanitizer_trees() {
 	local procs=$1
 	build_and_test asan "--no-suite perf --no-suite image --no-suite ansible --no-suite soak" \
 		"$procs" -Db_sanitize=address,undefined -Db_lundef=false
-	build_and_test tsan "--suite actor" "$procs" -Db_sanitize=thread -Db_lundef=false
-	TW_FUZZ_SECONDS=${TW_FUZZ_SECONDS:-120} CC=clang build_and_test fuzz "--suite fuzz" \
-		"$procs" -Dfuzz=true
+	only_suites=actor build_and_test tsan "--suite actor" "$procs" -Db_sanitize=thread -Db_lundef=false
+	only_suites=fuzz TW_FUZZ_SECONDS=${TW_FUZZ_SECONDS:-120} CC=clang build_and_test fuzz \
+		"--suite fuzz" "$procs" -Dfuzz=true
 }
 
-rm -f "$root"/*/meson-logs/testlog*.json
+# ansible_flash (suite flash) beside the other guests: it takes the image
+# suite's image, so it waits for image_boot's build (the signature is written
+# last) or for the foreground chain to end (no image: the test builds one).
+flash_when_image() {
+	local sig=$root/default/tests/image/tickwire.raw.sig
+	echo "=== default: waiting for image_boot's image ($(($(date +%s) - start)) s)"
+	while [ ! -s "$sig" ] && [ ! -e "$root/foreground.done" ]; do
+		sleep 10
+	done
+	test_tree default testlog-flash 1 --suite flash
+}
+
+rm -f "$root"/*/meson-logs/testlog*.json "$root/foreground.done"
+# a signature of an earlier run's image would start the flash test before
+# image_boot has built this run's
+rm -f "$root/default/tests/image/tickwire.raw.sig"
 if [ "${TW_SERIAL:-0}" = 1 ]; then
 	build_and_test default "" "$jobs"
 	sanitizer_trees "$jobs"
@@ -89,9 +130,11 @@ elif build_tree default; then
 		ninja() { nice -n 10 ninja "$@"; }  # nice runs the program, not this
 		test_tree default testlog-beside "$beside_jobs" --no-suite image --no-suite ansible
 		sanitizer_trees "$beside_jobs"
+		flash_when_image
 	) >"$root/beside.log" 2>&1 &
 	beside=$!
-	test_tree default testlog "$jobs" --suite image --suite ansible
+	test_tree default testlog "$jobs" --suite image --suite ansible --no-suite flash
+	touch "$root/foreground.done"
 	wait "$beside"
 	echo "=== beside the image and ansible suites ($(($(date +%s) - start)) s):"
 	cat "$root/beside.log"
