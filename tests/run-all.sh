@@ -2,7 +2,8 @@
 # Run the whole test suite the way CI does:
 #   1. default build (gcc, -Werror): every suite;
 #   2. ASan+UBSan build: every suite but perf, image and ansible (they test
-#      the rollout and the image, not the sanitized code);
+#      the rollout and the image, not the sanitized code), only their
+#      targets (not the benches);
 #   3. TSan build: the concurrent suites (lib/actor), only their targets;
 #   4. clang fuzz build: the libFuzzer harnesses (tests/fuzz) sharing
 #      $TW_FUZZ_SECONDS (default 120 s in all), failing on any crash; only
@@ -29,16 +30,19 @@ mkdir -p "$root"
 start=$(date +%s)
 
 # The build outputs the tests of some suites need (their executables and
-# depends), relative to the build tree: suite_targets DIR SUITE...
+# depends), relative to the build tree: suite_targets DIR SUITE... (a suite
+# written !NAME leaves out the tests in it; only those: every other test)
 suite_targets() {
 	meson introspect "$1" --tests --targets | /usr/bin/python3 -c '
 import json, os, sys
 d = json.load(sys.stdin)
 files = {t["id"]: t["filename"] for t in d["targets"]}
-want = set(sys.argv[2:])
+want = {a for a in sys.argv[2:] if not a.startswith("!")}
+skip = {a[1:] for a in sys.argv[2:] if a.startswith("!")}
 out = set()
 for t in d["tests"]:
-    if want & {s.split(":", 1)[-1] for s in t["suite"]}:
+    suites = {s.split(":", 1)[-1] for s in t["suite"]}
+    if (not want or want & suites) and not skip & suites:
         for dep in t["depends"]:
             out.update(os.path.relpath(f, sys.argv[1]) for f in files.get(dep, []))
 for f in sorted(out):
@@ -47,7 +51,8 @@ for f in sorted(out):
 
 # build_tree NAME [meson setup args...]: configure once, build; a failure is
 # counted (one line in failed-setup) and returns 1. With $only_suites set
-# (the TSan and fuzz trees), only what those suites' tests need is built.
+# (the sanitizer and fuzz trees), only what those suites' tests need is
+# built (suite_targets' arguments).
 build_tree() {
 	local name=$1
 	shift
@@ -97,7 +102,8 @@ build_and_test() {
 # the sanitizer and fuzz trees, one after the other
 sanitizer_trees() {
 	local procs=$1
-	build_and_test asan "--no-suite perf --no-suite image --no-suite ansible --no-suite soak" \
+	only_suites="!perf !image !ansible !soak" build_and_test asan \
+		"--no-suite perf --no-suite image --no-suite ansible --no-suite soak" \
 		"$procs" -Db_sanitize=address,undefined -Db_lundef=false
 	only_suites=actor build_and_test tsan "--suite actor" "$procs" -Db_sanitize=thread -Db_lundef=false
 	only_suites=fuzz TW_FUZZ_SECONDS=${TW_FUZZ_SECONDS:-120} CC=clang build_and_test fuzz \
