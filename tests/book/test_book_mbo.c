@@ -522,15 +522,24 @@ ctr(void)
 	return book_feed_counters(T.f);
 }
 
-/* A fresh feed (definitions: depth DEPTH, no implied book) and model. */
-static void
-setup_feed(const struct book_feed_config *extra)
+/* The tests' feed: definitions of the given depth, no implied book. */
+static struct book_feed_config
+feed_config(unsigned int depth)
 {
 	struct book_feed_config c = {
-		.default_depth = DEPTH, .implied_none = true, .mbo = true,
+		.default_depth = depth, .implied_none = true, .mbo = true,
 		.mbo_instruments = 4, .mbo_orders = 32, .mbo_levels = 16, .mbo_diffs = 4,
 		.recovery_packets = 64,
 	};
+
+	return c;
+}
+
+/* A fresh feed (feed_config(DEPTH) unless extra) and model. */
+static void
+setup_feed(const struct book_feed_config *extra)
+{
+	struct book_feed_config c = feed_config(DEPTH);
 	unsigned int i;
 
 	if (extra != NULL)
@@ -761,11 +770,7 @@ test_oracle_reports_difference(void **state)
 
 	(void)state;
 	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		struct book_feed_config c = {
-			.default_depth = cases[k].depth, .implied_none = true, .mbo = true,
-			.mbo_instruments = 4, .mbo_orders = 32, .mbo_levels = 16, .mbo_diffs = 4,
-			.recovery_packets = 64,
-		};
+		const struct book_feed_config c = feed_config(cases[k].depth);
 
 		setup_feed(&c);
 		mi = &T.ins[1];
