@@ -12,12 +12,15 @@
  * stack, an open-addressing table keyed by OrderID (linear probing, size the
  * power of two >= 2 * mbo_orders, so load <= 1/2; backward-shift deletion,
  * no tombstones), and per side an array of at most mbo_levels price levels
- * sorted worst to best (binary search by price; the best level is the last,
- * so inserts and removals near the top move few entries).  A level chains
+ * sorted worst to best (a branch-free count over the best 8 levels, a
+ * binary search below them; the best level is the last, so inserts and
+ * removals near the top move few entries, and an order alone at its level
+ * that moves on its side takes the level's place).  A level chains
  * its orders in a doubly linked list ordered by MDOrderPriority (a new order
  * usually has the highest value: its insertion walks from the tail, O(1) in
- * the common case).  Costs: find O(1) expected, level O(log L) + a move of
- * the levels between it and the top, queue position O(orders ahead).
+ * the common case).  Costs: find O(1) expected, level O(1) in the best 8,
+ * else O(log L), + a move of the levels between it and the top, queue
+ * position O(orders ahead).
  * Hitting mbo_orders or mbo_levels empties the book and marks it
  * BOOK_MBO_OVERFLOW (counted): it is never shown half-built, and a snapshot
  * that fits or a ChannelReset brings it back.  All memory is laid out by
@@ -39,6 +42,9 @@
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+#ifdef __SSE4_2__
+#include <nmmintrin.h>
 #endif
 
 #include "book_feed_pvt.h"
@@ -358,36 +364,38 @@ order_home(const struct book_mbo *m, uint64_t id)
 	return (uint32_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> m->table_shift) & m->table_mask;
 }
 
-/* The order slot of an OrderID, or BOOK__NIL. */
+/* The order slot of an OrderID, or BOOK__NIL; *at is where the probe
+ * stopped: the OrderID's table entry, or the free entry where an insert of
+ * it goes (valid until the table changes). */
 static inline uint32_t
-order_find(const struct book_mbo *m, uint64_t id)
+order_find_at(const struct book_mbo *m, uint64_t id, uint32_t *at)
 {
 	uint32_t h, o;
 
 	for (h = order_home(m, id);; h = (h + 1) & m->table_mask) {
 		o = m->table[h];
-		if (o == BOOK__NIL || m->orders[o].id == id)
+		if (o == BOOK__NIL || m->orders[o].id == id) {
+			*at = h;
 			return o;
+		}
 	}
 }
 
-static inline void
-table_insert(struct book_mbo *m, uint64_t id, uint32_t o)
+static inline uint32_t
+order_find(const struct book_mbo *m, uint64_t id)
 {
-	uint32_t h;
+	uint32_t at;
 
-	for (h = order_home(m, id); m->table[h] != BOOK__NIL; h = (h + 1) & m->table_mask)
-		;
-	m->table[h] = o;
+	return order_find_at(m, id, &at);
 }
 
+/* Empty table entry i, the entry of an order being removed: backward-shift
+ * deletion, no tombstones. */
 static void
-table_remove(struct book_mbo *m, uint64_t id)
+table_remove_at(struct book_mbo *m, uint32_t i)
 {
-	uint32_t i, j, k;
+	uint32_t j, k;
 
-	for (i = order_home(m, id); m->orders[m->table[i]].id != id; i = (i + 1) & m->table_mask)
-		;
 	m->table[i] = BOOK__NIL;
 	for (j = (i + 1) & m->table_mask; m->table[j] != BOOK__NIL; j = (j + 1) & m->table_mask) {
 		k = order_home(m, m->orders[m->table[j]].id);
@@ -403,17 +411,29 @@ table_remove(struct book_mbo *m, uint64_t id)
 /* The levels level_search() scans at the top of a side before it searches. */
 enum { TOP_SCAN = 8 };
 
+/* in_scan[len + j], len < TOP_SCAN: whether level j of the top scan of a
+ * side of len levels is one of them (all ones) or one of the empty levels
+ * below the worst (zero); from in_scan[TOP_SCAN], all are. */
+static const int64_t in_scan[2 * TOP_SCAN] = {
+	0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+
 /* The first level of a side that is not worse than price (the arrays run
- * worst to best).  Most orders go near the top: when price is better than
- * the level TOP_SCAN from the best, the answer is a count over the best
- * TOP_SCAN - 1, independent loads in place of a chain of dependent ones
- * (bench_feed: MBO+MBP / MBP 2.35 -> 2.28).  Otherwise a binary search
- * without data branches (a branch on the comparison mispredicts about every
- * other time; compilers turned the ternaries of the earlier version into
- * branches): the step is a mask, the trip count depends only on the number
- * of levels (which changes slowly), and one comparison serves both sides:
- * ~x reverses the order of int64 without overflow, so an ask is worse when
- * ~price is less. */
+ * worst to best).  Most orders go near the top: when the side has at most
+ * TOP_SCAN levels, or price is better than the level TOP_SCAN from the
+ * best, the answer is a count over the best TOP_SCAN, independent loads in
+ * place of a chain of dependent ones and no branch on the data (bench_feed:
+ * MBO+MBP / MBP 2.35 -> 2.28 for the long sides; short sides, about half
+ * of the searches on the bench's capture, then still took the binary
+ * search).  The
+ * scan of a short side starts among the empty levels below its worst
+ * (BOOK_MAX_DEPTH >= TOP_SCAN of them), masked out by in_scan.  Otherwise a
+ * binary search without data branches (a branch on the comparison
+ * mispredicts about every other time; compilers turned the ternaries of the
+ * earlier version into branches): the step is a mask, the trip count
+ * depends only on the number of levels (which changes slowly), and one
+ * comparison serves both sides: ~x reverses the order of int64 without
+ * overflow, so an ask is worse when ~price is less. */
 static inline uint32_t
 level_search(const struct book_mbo *m, unsigned int side, int64_t price)
 {
@@ -422,15 +442,37 @@ level_search(const struct book_mbo *m, unsigned int side, int64_t price)
 	const int64_t key = price ^ flip;
 	uint32_t base = 0, len = m->nlevels[side];
 
-	if (len >= TOP_SCAN && (lv[len - TOP_SCAN].price ^ flip) < key) {
-		uint32_t c = len - TOP_SCAN + 1, j;
+	_Static_assert(TOP_SCAN <= BOOK_MAX_DEPTH, "a short side's scan stays in the array");
+	if (len <= TOP_SCAN || (lv[len - TOP_SCAN].price ^ flip) < key) {
+		const struct book__mbo_level *top = lv + (int32_t)len - TOP_SCAN;
+		const int64_t *mask = &in_scan[len < TOP_SCAN ? len : TOP_SCAN];
+		const uint32_t below = len > TOP_SCAN ? len - TOP_SCAN : 0;
+		uint32_t j;
+#ifdef __SSE4_2__
+		/* two levels a compare */
+		const __m128i f2 = _mm_set1_epi64x(flip), k2 = _mm_set1_epi64x(key);
+		__m128i acc = _mm_setzero_si128();
 
-		for (j = len - TOP_SCAN + 1; j < len; j++)
-			c += (uint32_t)((lv[j].price ^ flip) < key);
+		for (j = 0; j < TOP_SCAN; j += 2) {
+			const __m128i p = _mm_castpd_si128(_mm_loadh_pd(
+					_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)&top[j].price)),
+					(const double *)&top[j + 1].price));
+			const __m128i worse = _mm_cmpgt_epi64(k2, _mm_xor_si128(p, f2));
+
+			acc = _mm_sub_epi64(acc, _mm_and_si128(worse,
+					_mm_loadu_si128((const __m128i *)&mask[j])));
+		}
+		acc = _mm_add_epi64(acc, _mm_unpackhi_epi64(acc, acc));
+		return below + (uint32_t)_mm_cvtsi128_si64(acc);
+#else
+		uint32_t c = below;
+
+		/* a constant trip count: unrolled, no loop branch */
+		for (j = 0; j < TOP_SCAN; j++)
+			c += (uint32_t)((top[j].price ^ flip) < key) & (uint32_t)mask[j];
 		return c;
+#endif
 	}
-	if (len == 0)
-		return 0;
 	while (len > 1) {
 		const uint32_t half = len / 2;
 		const uint32_t worse = -(uint32_t)((lv[base + half - 1].price ^ flip) < key);
@@ -451,6 +493,33 @@ level_find(const struct book_mbo *m, unsigned int side, int64_t price)
 	return NULL;
 }
 
+/* Move n levels from src to dst, one level up or down (the ranges
+ * overlap).  Near the top of a side, where most level changes are, n is a
+ * few levels: a loop costs less than a call to memmove and its size
+ * dispatch. */
+static inline void
+levels_move(struct book__mbo_level *dst, const struct book__mbo_level *src, uint32_t n)
+{
+	uint32_t k;
+
+	if (n > TOP_SCAN) {
+		memmove(dst, src, (size_t)n * sizeof(*dst));
+		return;
+	}
+	if (dst < src)
+		for (k = 0; k < n; k++)
+			dst[k] = src[k];
+	else
+		for (k = n; k-- > 0;)
+			dst[k] = src[k];
+}
+
+static inline void
+level_init(struct book__mbo_level *lv, int64_t price)
+{
+	*lv = (struct book__mbo_level){ .price = price, .head = BOOK__NIL, .tail = BOOK__NIL };
+}
+
 /* The level of price, inserted empty if absent; NULL when the side is full. */
 static struct book__mbo_level *
 level_get(struct book_mbo *m, unsigned int side, int64_t price, uint32_t capacity)
@@ -462,9 +531,9 @@ level_get(struct book_mbo *m, unsigned int side, int64_t price, uint32_t capacit
 		return &lv[i];
 	if (n == capacity)
 		return NULL;
-	memmove(&lv[i + 1], &lv[i], (size_t)(n - i) * sizeof(*lv));
+	levels_move(&lv[i + 1], &lv[i], n - i);
 	m->nlevels[side] = n + 1;
-	lv[i] = (struct book__mbo_level){ .price = price, .head = BOOK__NIL, .tail = BOOK__NIL };
+	level_init(&lv[i], price);
 	return &lv[i];
 }
 
@@ -508,21 +577,28 @@ level_unlink(struct book_mbo *m, struct book__mbo_level *lv, uint32_t o)
 	lv->orders--;
 }
 
+/* Remove level i of a side (empty). */
+static inline void
+level_remove(struct book_mbo *m, unsigned int side, uint32_t i)
+{
+	struct book__mbo_level *lv = m->levels[side];
+	const uint32_t n = m->nlevels[side];
+
+	levels_move(&lv[i], &lv[i + 1], n - i - 1);
+	m->nlevels[side] = n - 1;
+}
+
 /* Take order o off its level; the level goes when it is empty. */
 static void
 detach(struct book_mbo *m, uint32_t o)
 {
 	unsigned int side = m->orders[o].side;
-	struct book__mbo_level *lv = level_find(m, side, m->orders[o].price);
-	uint32_t i, n;
+	uint32_t i = level_search(m, side, m->orders[o].price);
+	struct book__mbo_level *lv = &m->levels[side][i];
 
 	level_unlink(m, lv, o);
-	if (lv->orders == 0) {
-		i = (uint32_t)(lv - m->levels[side]);
-		n = m->nlevels[side];
-		memmove(lv, lv + 1, (size_t)(n - i - 1) * sizeof(*lv));
-		m->nlevels[side] = n - 1;
-	}
+	if (lv->orders == 0)
+		level_remove(m, side, i);
 }
 
 /* Put order o (fields set) on its level; false when the side is full. */
@@ -538,9 +614,59 @@ attach(struct book_feed *f, struct book_mbo *m, uint32_t o)
 	return true;
 }
 
+/* A new order; at: the free table entry order_find_at() gave for id. */
+/* Move order o to another price, side or priority; false when the side it
+ * goes to is full.  An order alone at its level that moves on the same side
+ * (the usual move: to the next price) takes its level's place in the array:
+ * the levels between the two prices shift by one, not every level above
+ * each of them, and no second search of the array. */
+static bool
+relocate(struct book_feed *f, struct book_mbo *m, uint32_t o, unsigned int side,
+	 int64_t price, uint64_t priority, int64_t qty)
+{
+	struct book__mbo_order *ord = &m->orders[o];
+	const unsigned int from = ord->side;
+	struct book__mbo_level *lv = m->levels[from];
+	const uint32_t i = level_search(m, from, ord->price), n = m->nlevels[from];
+	const bool same_price = from == side && ord->price == price;
+	uint32_t j;
+
+	level_unlink(m, &lv[i], o);
+	ord->side = (uint8_t)side;
+	ord->price = price;
+	ord->priority = priority;
+	ord->qty = qty;
+	if (same_price) {  /* a priority change: back into the same level */
+		level_link(m, &lv[i], o);
+		return true;
+	}
+	if (lv[i].orders != 0 || from != side) {
+		if (lv[i].orders == 0)
+			level_remove(m, from, i);
+		return attach(f, m, o);
+	}
+	/* level i is empty and still in the array: j counts it when it is
+	 * worse than price */
+	j = level_search(m, side, price);
+	if (j < n && lv[j].price == price) {
+		level_remove(m, side, i);
+		level_link(m, &lv[j - (uint32_t)(j > i)], o);
+		return true;
+	}
+	if (j > i) {
+		levels_move(&lv[i], &lv[i + 1], j - 1 - i);
+		j--;
+	} else {
+		levels_move(&lv[j + 1], &lv[j], i - j);
+	}
+	level_init(&lv[j], price);
+	level_link(m, &lv[j], o);
+	return true;
+}
+
 static enum outcome
 add_order(struct book_feed *f, struct book_mbo *m, uint64_t id, uint64_t priority,
-		int64_t price, int64_t qty, unsigned int side)
+		int64_t price, int64_t qty, unsigned int side, uint32_t at)
 {
 	struct book__mbo_order *ord;
 	uint32_t o;
@@ -560,7 +686,7 @@ add_order(struct book_feed *f, struct book_mbo *m, uint64_t id, uint64_t priorit
 		overflow(f, m, false);
 		return NOT_APPLIED;
 	}
-	table_insert(m, id, o);
+	m->table[at] = o;
 	m->order_count++;
 	return DONE_NEW;
 }
@@ -590,7 +716,7 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 	unsigned int side;
 	int64_t price = BOOK_PRICE_NONE;
 	uint64_t priority;
-	uint32_t o;
+	uint32_t o, at;
 
 	side = entry_side(e->type);
 	if (!e->has_id || e->action > OP_DELETE ||
@@ -601,7 +727,7 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 			go_stale(f, m);
 		return BAD;
 	}
-	o = order_find(m, e->id);
+	o = order_find_at(m, e->id, &at);
 	if (e->action == OP_DELETE) {
 		if (o == BOOK__NIL) {
 			if (m->state == BOOK_MBO_VALID)
@@ -610,7 +736,7 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 		}
 		m->check_sides |= (uint8_t)(1u << m->orders[o].side);
 		detach(m, o);
-		table_remove(m, e->id);
+		table_remove_at(m, at);
 		m->free_stack[m->free_top++] = o;
 		m->order_count--;
 		return DONE_DELETE;
@@ -623,10 +749,10 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 				return UNKNOWN;
 			}
 			return add_order(f, m, e->id, e->has_priority ? e->priority : UINT64_MAX,
-					price, e->qty, side) == DONE_NEW ? UNKNOWN : NOT_APPLIED;
+					price, e->qty, side, at) == DONE_NEW ? UNKNOWN : NOT_APPLIED;
 		}
 		return add_order(f, m, e->id, e->has_priority ? e->priority : UINT64_MAX, price,
-				e->qty, side);
+				e->qty, side, at);
 	}
 	/* Change (or a New of an order held: the same). */
 	ord = &m->orders[o];
@@ -639,12 +765,7 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 		return DONE_CHANGE;
 	}
 	m->check_sides |= (uint8_t)(1u << ord->side);
-	detach(m, o);
-	ord->side = (uint8_t)side;
-	ord->price = price;
-	ord->priority = priority;
-	ord->qty = e->qty;
-	if (!attach(f, m, o)) {
+	if (!relocate(f, m, o, side, price, priority, e->qty)) {
 		overflow(f, m, false);
 		return NOT_APPLIED;
 	}
@@ -782,7 +903,7 @@ void
 book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 {
 	struct book_feed *f = c->feed;
-	uint32_t chunk, chunks, last_seq;
+	uint32_t chunk, chunks, last_seq, at;
 	struct book_instrument *in;
 	struct book_mbo *m;
 	struct mdp3_group g;
@@ -842,13 +963,13 @@ book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 					e.type != MDP3_MD_ENTRY_TYPE_BOOK_OFFER) || qty < 0 ||
 					book__price_normalize(e.px.mantissa, e.px.exponent,
 						in->price_exponent, &price) < 0 ||
-					order_find(m, e.id) != BOOK__NIL) {
+					order_find_at(m, e.id, &at) != BOOK__NIL) {
 				f->counters.mbo_bad_entries++;
 				continue;
 			}
 			if (add_order(f, m, e.id, e.priority, price, qty,
 						e.type == MDP3_MD_ENTRY_TYPE_BOOK_BID ? BOOK_BID :
-						BOOK_ASK) != DONE_NEW)
+						BOOK_ASK, at) != DONE_NEW)
 				return;  /* overflow: emptied, marked, counted */
 		}
 	}
