@@ -184,6 +184,7 @@ struct t {
 	unsigned int nlog;
 	uint64_t events;           /* events whose oracle check is expected */
 	int32_t orders_bias;       /* added to the first level entry's NumberOfOrders */
+	bool bias_last;            /* both biases go to the last level entry instead */
 };
 
 static struct t T;
@@ -263,7 +264,8 @@ put_mbp(struct tp *p, struct minst *mi, const struct mbp_entry *e)
  * One event of one instrument: ops applied to the model, then its packet
  * (46 with the levels and the order entries that can reference one, 47 for
  * the rest).  end: EndOfEvent on the last message; mbp_bias added to the
- * quantity of the first level entry (a wrong price-level book).
+ * quantity of the first level entry, or of the last with t->bias_last (a
+ * wrong price-level book).
  */
 static void
 event_ex(struct t *t, struct minst *mi, const struct op *ops, unsigned int n, bool end,
@@ -294,8 +296,10 @@ event_ex(struct t *t, struct minst *mi, const struct op *ops, unsigned int n, bo
 		ne += mbp_diff(old[side], now[side], side, &e[ne]);
 	}
 	if (ne > 0) {
-		e[0].v.qty += mbp_bias;
-		e[0].v.orders += t->orders_bias;
+		struct mbp_entry *b = &e[t->bias_last ? ne - 1 : 0];
+
+		b->v.qty += mbp_bias;
+		b->v.orders += t->orders_bias;
 	}
 	/* which order entries can ride in the 46 (a level entry of its price) */
 	for (i = 0; i < n; i++) {
@@ -799,6 +803,37 @@ test_oracle_reports_difference(void **state)
 	}
 	assert_int_equal(book_feed_mbo_diffs(T.f, NULL, 1), -EINVAL);
 	assert_int_equal(book_feed_mbo_diffs(NULL, d, 1), -EINVAL);
+}
+
+/* An event that changes both sides, the ask's price level wrong: both sides
+ * are compared, the difference is the ask's. */
+static void
+test_oracle_both_sides(void **state)
+{
+	const struct book_feed_config c = feed_config(BOOK_MAX_DEPTH);
+	const struct op ops[] = {
+		{ 'A', 1, BOOK_BID, 100, 5, 1, false },
+		{ 'A', 2, BOOK_ASK, 101, 4, 2, false },
+	};
+	struct book_mbo_diff d[8];
+	struct minst *mi;
+
+	(void)state;
+	setup_feed(&c);
+	mi = &T.ins[1];
+	channel_reset(&T);
+	T.bias_last = true;
+	event_ex(&T, mi, ops, 2, true, 2);
+	T.bias_last = false;
+	assert_int_equal(ctr()->mbo_checks, 1);
+	assert_int_equal(ctr()->mbo_mismatches, 1);
+	assert_int_equal(ctr()->mbo_level_diffs, 1);
+	assert_int_equal(book_feed_mbo_diffs(T.f, d, 8), 1);
+	assert_int_equal(d[0].side, BOOK_ASK);
+	assert_int_equal(d[0].level, 1);
+	assert_int_equal(d[0].mbo.price, PX(101));
+	assert_int_equal(d[0].mbo.qty, 4);
+	assert_int_equal(d[0].mbp.qty, 6);
 }
 
 /* An event over two packets: compared once, at its EndOfEvent only (the
@@ -1437,6 +1472,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_snapshot_then_script, teardown),
 		cmocka_unit_test_teardown(test_queue_join, teardown),
 		cmocka_unit_test_teardown(test_oracle_reports_difference, teardown),
+		cmocka_unit_test_teardown(test_oracle_both_sides, teardown),
 		cmocka_unit_test_teardown(test_event_split_over_packets, teardown),
 		cmocka_unit_test_teardown(test_gap_and_recovery, teardown),
 		cmocka_unit_test_teardown(test_channel_reset_and_empty_book, teardown),
