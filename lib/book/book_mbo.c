@@ -615,9 +615,9 @@ attach(struct book_feed *f, struct book_mbo *m, uint32_t o)
 
 /* Move order o to another price, side or priority; false when the side it
  * goes to is full.  An order alone at its level that moves on the same side
- * (most levels hold one order) takes its level's place in the array: only
- * the levels between the two prices shift, by one, and there is one level
- * search fewer and one move fewer than a removal and an insertion. */
+ * (tickwire-synth opens most levels with one order) takes its level's place:
+ * only the levels between the two prices shift, by one, and there is one
+ * level search fewer and one move fewer than a removal and an insertion. */
 static bool
 relocate(struct book_feed *f, struct book_mbo *m, uint32_t o, unsigned int side,
 	 int64_t price, uint64_t priority, int64_t qty)
