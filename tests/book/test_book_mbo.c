@@ -14,7 +14,8 @@
  * found nothing.  Then: an oracle that sees a wrong price level, an event
  * split over two packets, a RptSeq gap and a lost 47-only packet (stale)
  * with recovery from a snapshot 53 mid-stream (buffer replay), ChannelReset,
- * every bound (orders, levels, books), a mid-stream join, feed A, feed B and
+ * every bound (orders, levels, books), a side kept at its capacity of levels
+ * while levels come and go, a mid-stream join, feed A, feed B and
  * both through the arbiter giving identical books, and the v9.1 example
  * capture (argv[1]: the CME data directory).
  */
@@ -1154,6 +1155,102 @@ test_many_levels(void **state)
 	assert_int_equal(ctr()->mbo_mismatches, 0);
 }
 
+/* A side at its capacity of levels, more than the level search scans at
+ * the top: levels go and come at the best, at the worst and near the best
+ * while the side is full or one short of full, and the book must equal the
+ * model throughout.  Moves that run to the best copy a fixed count of
+ * levels, into the spare levels past the capacity.  The ask side of the
+ * only book lies at the end of the feed's memory: with too few spare levels
+ * its moves write past it (ASan; glibc's heap checks without it).  The bid
+ * side's would land on the ask side's empty levels furthest from its worst,
+ * which the oracle reads only at depths this test's packets do not write. */
+static void
+full_side(unsigned int side)
+{
+	enum { FULL = 12 };
+	struct book_feed_config c = {
+		.default_depth = DEPTH, .implied_none = true, .mbo = true,
+		.mbo_instruments = 1, .mbo_orders = MAX_ORDERS, .mbo_levels = FULL,
+		.recovery_packets = 16,
+	};
+	const unsigned int other = side ^ 1u;
+	const int64_t better = side == BOOK_BID ? 1 : -1;  /* a better price: + better */
+	struct minst *mi;
+	struct op op;
+	uint64_t id = 1, prio = 1, other_id;
+	unsigned int step;
+	int64_t px;
+
+	setup_feed(&c);
+	mi = &T.ins[0];
+	channel_reset(&T);
+	other_id = id++;
+	op = (struct op){ 'A', other_id, (uint8_t)other, side == BOOK_BID ? 200 : 5, 5, prio++,
+			  false };
+	event(&T, mi, &op, 1);
+	for (px = 20; px < 20 + FULL; px++) {
+		op = (struct op){ 'A', id++, (uint8_t)side, px, 1 + (int32_t)(px % 3), prio++, false };
+		event(&T, mi, &op, 1);
+		check_all(mi);
+	}
+	for (step = 0; step < 24; step++) {
+		struct book_level lv[MAX_ORDERS];
+		const unsigned int n = model_levels(mi, (uint8_t)side, lv, MAX_ORDERS);
+		const int64_t best = lv[0].price / PX(1), worst = lv[n - 1].price / PX(1);
+		unsigned int i, k;
+
+		if (n == FULL) {
+			/* a level goes: the best (the move reads the spare
+			 * levels), the worst (the whole side moves), the third */
+			px = step % 3 == 0 ? best : step % 3 == 1 ? worst : lv[2].price / PX(1);
+			for (i = 0; !(mi->o[i].live && mi->o[i].side == side && mi->o[i].px == px); i++)
+				;
+			op = (struct op){ 'D', mi->o[i].id, (uint8_t)side, px, 0, 0, step % 4 == 0 };
+		} else {
+			/* one comes: better than the best (the move writes every
+			 * spare level), worse than the worst, or in the best gap */
+			assert_int_equal(n, FULL - 1);
+			px = step % 3 == 0 ? best + better : worst - better;
+			if (step % 3 == 2) {
+				for (px = best - better, k = 1; k < n && lv[k].price == PX(px);
+						k++, px -= better)
+					;
+				if (k == n)
+					px = best + better;
+			}
+			op = (struct op){ 'A', id++, (uint8_t)side, px, 1 + (int32_t)(step % 4), prio++,
+					  false };
+		}
+		event(&T, mi, &op, 1);
+		check_all(mi);
+		/* the other side changes: compared too */
+		op = (struct op){ 'M', other_id, (uint8_t)other, side == BOOK_BID ? 200 : 5,
+				  1 + (int32_t)(step % 5), model_find(mi, other_id)->prio, false };
+		event(&T, mi, &op, 1);
+		check_all(mi);
+		assert_int_equal(book_mbo_state(book_feed_mbo(T.f, mi->sid)), BOOK_MBO_VALID);
+	}
+	/* one level more than the capacity overflows the side */
+	op = (struct op){ 'A', id++, (uint8_t)side, 100 * better + 50, 1, prio++, false };
+	event(&T, mi, &op, 1);
+	assert_int_equal(ctr()->mbo_level_overflows, 1);
+	assert_int_equal(ctr()->mbo_mismatches, 0);
+}
+
+static void
+test_full_bid_side(void **state)
+{
+	(void)state;
+	full_side(BOOK_BID);
+}
+
+static void
+test_full_ask_side(void **state)
+{
+	(void)state;
+	full_side(BOOK_ASK);
+}
+
 /* A mid-stream join (BOOK_JOIN_TRUST): the book is partial, changes of
  * orders it never saw are inserted, nothing is compared, no queue position. */
 static void
@@ -1478,6 +1575,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_channel_reset_and_empty_book, teardown),
 		cmocka_unit_test_teardown(test_bounds, teardown),
 		cmocka_unit_test_teardown(test_many_levels, teardown),
+		cmocka_unit_test_teardown(test_full_bid_side, teardown),
+		cmocka_unit_test_teardown(test_full_ask_side, teardown),
 		cmocka_unit_test_teardown(test_partial_join, teardown),
 		cmocka_unit_test_teardown(test_feeds_a_b_both, teardown),
 		cmocka_unit_test_teardown(test_config, teardown),
