@@ -318,21 +318,20 @@ struct side_layout {
 	uint16_t levels;  /* offsetof the level array */
 	uint8_t depth;    /* offsetof its depth (uint8_t) */
 	uint8_t bit;      /* dirty bit; 0: not a book side */
-	uint8_t mbo;      /* book__mbo_touch() sides: 0 for implied (not in MBO) */
 };
 
-#define SIDE_LAYOUT(type, array, depth_field, dirty, mbo_sides)                    \
+#define SIDE_LAYOUT(type, array, depth_field, dirty)                               \
 	[MDP3_MD_ENTRY_TYPE_BOOK_##type - MDP3_MD_ENTRY_TYPE_BOOK_BID] = {         \
 		offsetof(struct book_instrument, array),                           \
-		offsetof(struct book_instrument, depth_field), dirty, mbo_sides }
+		offsetof(struct book_instrument, depth_field), dirty }
 #define SIDE_TYPES                                                                 \
 	(MDP3_MD_ENTRY_TYPE_BOOK_IMPLIED_OFFER - MDP3_MD_ENTRY_TYPE_BOOK_BID + 1)
 
 static const struct side_layout side_layouts[SIDE_TYPES] = {
-	SIDE_LAYOUT(BID, bid, depth, BOOK__DIRTY_OUTRIGHT, 1u << BOOK_BID),
-	SIDE_LAYOUT(OFFER, ask, depth, BOOK__DIRTY_OUTRIGHT, 1u << BOOK_ASK),
-	SIDE_LAYOUT(IMPLIED_BID, implied_bid, implied_depth, BOOK__DIRTY_IMPLIED, 0),
-	SIDE_LAYOUT(IMPLIED_OFFER, implied_ask, implied_depth, BOOK__DIRTY_IMPLIED, 0),
+	SIDE_LAYOUT(BID, bid, depth, BOOK__DIRTY_OUTRIGHT),
+	SIDE_LAYOUT(OFFER, ask, depth, BOOK__DIRTY_OUTRIGHT),
+	SIDE_LAYOUT(IMPLIED_BID, implied_bid, implied_depth, BOOK__DIRTY_IMPLIED),
+	SIDE_LAYOUT(IMPLIED_OFFER, implied_ask, implied_depth, BOOK__DIRTY_IMPLIED),
 };
 
 _Static_assert(sizeof(struct book_instrument) <= UINT16_MAX, "offsets fit side_layout");
@@ -360,7 +359,7 @@ apply_book_entry(const struct book__walk_ctx *c, struct book_instrument *in,
 	struct book_feed *f = c->feed;
 	struct book_level v, *levels;
 	unsigned int depth, side;
-	uint8_t bit, mbo_sides;
+	uint8_t bit;
 	int rc;
 
 	/*
@@ -374,7 +373,6 @@ apply_book_entry(const struct book__walk_ctx *c, struct book_instrument *in,
 		levels = (struct book_level *)((char *)in + side_layouts[side].levels);
 		depth = *((const uint8_t *)in + side_layouts[side].depth);
 		bit = side_layouts[side].bit;
-		mbo_sides = side_layouts[side].mbo;
 	} else switch (e->type) {
 	case MDP3_MD_ENTRY_TYPE_BOOK_BOOK_RESET:
 		book_instrument_clear(in);
@@ -416,10 +414,9 @@ apply_book_entry(const struct book__walk_ctx *c, struct book_instrument *in,
 		f->counters.level_missing++;
 	}
 	f->counters.book_updates++;
-	/* the MBO books hold outright orders: implied levels are not compared
-	 * (mbo_sides 0, by table: a branch on the side mispredicted) */
-	if (__builtin_expect(f->mbo_on, 0))
-		book__mbo_touch(f, in, mbo_sides);
+	/* the MBO books hold outright orders: implied levels are not compared */
+	if (__builtin_expect(f->mbo_on, 0) && side <= BOOK_ASK)
+		book__mbo_touch(f, in, 1u << side);
 	if (f->has_events)
 		mark_dirty(f, in, bit | touches_top(e->action, e->level));
 }

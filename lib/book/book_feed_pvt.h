@@ -116,7 +116,7 @@ struct book__mbo_order {
 	uint64_t priority;
 	int64_t price;
 	int64_t qty;
-	uint32_t prev;    /* in its level, by priority; book_mbo.end at the ends */
+	uint32_t prev;    /* in its level, by priority; BOOK__NIL at the ends */
 	uint32_t next;
 	uint8_t side;
 };
@@ -128,7 +128,7 @@ struct book__mbo_level {
 	int64_t price;
 	int64_t qty;
 	uint32_t orders;
-	uint32_t head;    /* first by priority; book_mbo.end: none */
+	uint32_t head;    /* first by priority */
 	uint32_t tail;
 	uint32_t reserved;
 };
@@ -152,10 +152,9 @@ struct book_mbo {
 	uint32_t snap_next_chunk;
 	uint32_t snap_chunks;
 	uint32_t snap_last_seq;
-	uint32_t end;            /* the order slot past the slab: the lists' ends, free table entries */
 	struct book__mbo_order *orders;
 	uint32_t *free_stack;
-	uint32_t *table;         /* open addressing by OrderID: order slot or end (free) */
+	uint32_t *table;         /* open addressing by OrderID: order slot or BOOK__NIL */
 	struct book__mbo_level *levels[2];
 };
 
@@ -388,21 +387,18 @@ void book__mbo_check(const struct book__walk_ctx *c);
 /* Both sides of a book, for book__mbo_list(). */
 #define BOOK__MBO_SIDES ((1u << BOOK_BID) | (1u << BOOK_ASK))
 
-/* Book b changed on @p sides (1 << enum book_side; none: no change to
- * compare): compare them at the next EndOfEvent (listed at most once).
- * Without a branch (whether b is listed yet is a coin toss with the mix of
- * instruments in an event): b is written past the list, which has room for
- * one more than the books, and counted only when it joins. */
+/* Book b changed on @p sides (1 << enum book_side): compare them at the
+ * next EndOfEvent (listed at most once). */
 static inline void
 book__mbo_list(struct book_feed *f, uint32_t b, unsigned int sides)
 {
 	struct book_mbo *m = &f->mbo_books[b];
-	const bool join = !m->listed & (sides != 0);
 
 	m->check_sides |= (uint8_t)sides;
-	f->mbo_check[f->mbo_check_count] = b;
-	f->mbo_check_count += join;
-	m->listed |= join;
+	if (!m->listed) {
+		m->listed = true;
+		f->mbo_check[f->mbo_check_count++] = b;
+	}
 }
 
 /* The price-level book of in changed on @p sides: compare at the next

@@ -18,11 +18,9 @@
  * that moves on its side takes the level's place).  A level chains
  * its orders in a doubly linked list ordered by MDOrderPriority (a new order
  * usually has the highest value: its insertion walks from the tail, O(1) in
- * the common case); the lists end at one more order slot past the slab
- * (book_mbo.end), which also marks the table's free entries, so that the
- * hot paths write to it where they would test for an end.  Costs: find
- * O(1) expected, level O(1) in the best 8, else O(log L), + a move of the
- * levels between it and the top, queue position O(orders ahead).
+ * the common case).  Costs: find O(1) expected, level O(1) in the best 8,
+ * else O(log L), + a move of the levels between it and the top, queue
+ * position O(orders ahead).
  * Hitting mbo_orders or mbo_levels empties the book and marks it
  * BOOK_MBO_OVERFLOW (counted): it is never shown half-built, and a snapshot
  * that fits or a ChannelReset brings it back.  All memory is laid out by
@@ -56,11 +54,6 @@
 #define S53(f) mdp3_snapshot_full_refresh_order_book53_##f
 
 enum { OP_NEW = 0, OP_CHANGE = 1, OP_DELETE = 2 };
-
-/* The levels level_search() scans at the top of a side before it searches,
- * and the most levels_move() moves with a fixed count; the spare levels
- * past a side's capacity that such a move may write. */
-enum { TOP_SCAN = 8, LEVELS_SPARE = TOP_SCAN };
 
 /* One order entry as read from the wire. */
 struct mbo_entry {
@@ -115,28 +108,26 @@ table_size(uint32_t orders)
 static size_t
 book_bytes(const struct book_feed_config *c)
 {
-	return round64(((size_t)c->mbo_orders + 1) * sizeof(struct book__mbo_order)) +
+	return round64((size_t)c->mbo_orders * sizeof(struct book__mbo_order)) +
 		round64((size_t)c->mbo_orders * sizeof(uint32_t)) +
 		round64((size_t)table_size(c->mbo_orders) * sizeof(uint32_t)) +
-		2 * round64(((size_t)BOOK_MAX_DEPTH + c->mbo_levels + LEVELS_SPARE) *
+		2 * round64(((size_t)c->mbo_levels + BOOK_MAX_DEPTH) *
 			    sizeof(struct book__mbo_level));
 }
 
-/* A side's level array: BOOK_MAX_DEPTH empty levels that the oracle reads
- * as the levels beyond the worst (a fixed trip count, no branch on the
- * number of levels), the capacity, and LEVELS_SPARE levels past it that
- * levels_move() may copy into (never read as levels of the side). */
+/* A side's level array, after BOOK_MAX_DEPTH empty levels that the oracle
+ * reads as the levels beyond the worst (a fixed trip count, no branch on
+ * the number of levels). */
 static struct book__mbo_level *
-levels_lay(uint8_t *mem, size_t *off, uint32_t capacity, uint32_t end)
+levels_lay(uint8_t *mem, size_t *off, uint32_t capacity)
 {
 	struct book__mbo_level *lv = (struct book__mbo_level *)(mem + *off);
-	const size_t total = (size_t)BOOK_MAX_DEPTH + capacity + LEVELS_SPARE;
-	size_t i;
+	unsigned int i;
 
-	for (i = 0; i < total; i++)
-		lv[i] = (struct book__mbo_level){ .price = BOOK_PRICE_NONE, .head = end,
-						  .tail = end };
-	*off += round64(total * sizeof(*lv));
+	for (i = 0; i < BOOK_MAX_DEPTH; i++)
+		lv[i] = (struct book__mbo_level){ .price = BOOK_PRICE_NONE, .head = BOOK__NIL,
+						  .tail = BOOK__NIL };
+	*off += round64(((size_t)capacity + BOOK_MAX_DEPTH) * sizeof(*lv));
 	return lv + BOOK_MAX_DEPTH;
 }
 
@@ -149,7 +140,7 @@ book__mbo_memsize(const struct book_feed_config *c)
 		return 0;
 	return round64(n * sizeof(struct book_mbo)) + round64(n * sizeof(uint32_t)) +
 		round64((size_t)c->max_instruments * sizeof(uint32_t)) +
-		round64((n + 1) * sizeof(uint32_t)) +
+		round64(n * sizeof(uint32_t)) +
 		round64((size_t)c->mbo_diffs * sizeof(struct book_mbo_diff)) + n * book_bytes(c);
 }
 
@@ -160,7 +151,7 @@ book_clear(struct book_mbo *m, uint32_t capacity)
 	uint32_t i;
 
 	for (i = 0; i <= m->table_mask; i++)
-		m->table[i] = m->end;
+		m->table[i] = BOOK__NIL;
 	for (i = 0; i < capacity; i++)
 		m->free_stack[i] = capacity - 1 - i;
 	m->free_top = capacity;
@@ -185,8 +176,8 @@ book__mbo_init(struct book_feed *f, uint8_t *mem)
 	off += round64((size_t)n * sizeof(uint32_t));
 	f->mbo_of = (uint32_t *)(mem + off);
 	off += round64((size_t)c->max_instruments * sizeof(uint32_t));
-	f->mbo_check = (uint32_t *)(mem + off);  /* one more: book__mbo_list() */
-	off += round64(((size_t)n + 1) * sizeof(uint32_t));
+	f->mbo_check = (uint32_t *)(mem + off);
+	off += round64((size_t)n * sizeof(uint32_t));
 	f->mbo_diffs = (struct book_mbo_diff *)(mem + off);
 	off += round64((size_t)c->mbo_diffs * sizeof(struct book_mbo_diff));
 	tsize = table_size(c->mbo_orders);
@@ -200,17 +191,13 @@ book__mbo_init(struct book_feed *f, uint8_t *mem)
 		m->table_mask = tsize - 1;
 		m->table_shift = shift;
 		m->orders = (struct book__mbo_order *)(mem + off);
-		off += round64(((size_t)c->mbo_orders + 1) * sizeof(struct book__mbo_order));
-		/* the lists' end: never on the free stack, priority 0 */
-		m->end = c->mbo_orders;
-		m->orders[m->end] = (struct book__mbo_order){ .prev = m->end, .next = m->end };
+		off += round64((size_t)c->mbo_orders * sizeof(struct book__mbo_order));
 		m->free_stack = (uint32_t *)(mem + off);
 		off += round64((size_t)c->mbo_orders * sizeof(uint32_t));
 		m->table = (uint32_t *)(mem + off);
 		off += round64((size_t)tsize * sizeof(uint32_t));
-		m->levels[BOOK_BID] = levels_lay(mem, &off, c->mbo_levels, m->end);
-		m->levels[BOOK_ASK] = levels_lay(mem, &off, c->mbo_levels, m->end);
-		book_clear(m, c->mbo_orders);
+		m->levels[BOOK_BID] = levels_lay(mem, &off, c->mbo_levels);
+		m->levels[BOOK_ASK] = levels_lay(mem, &off, c->mbo_levels);
 		f->mbo_free[i] = n - 1 - i;
 	}
 	f->mbo_free_top = n;
@@ -371,37 +358,6 @@ book__mbo_channel_reset(struct book_feed *f)
 /* Orders and levels                                                          */
 /* ------------------------------------------------------------------------ */
 
-/* a ? x : y, a && b and a || b, computed: compilers turn such selects
- * into conditional stores and such conjunctions into two branches, and on
- * the book's data those branches mispredict; the empty asm hides the value
- * of the mask (the flag) so that it is computed, then used. */
-static inline uint32_t
-select_u32(bool a, uint32_t x, uint32_t y)
-{
-	uint32_t m = -(uint32_t)a;
-
-	__asm__("" : "+r"(m));
-	return (x & m) | (y & ~m);
-}
-
-static inline bool
-both(bool a, bool b)
-{
-	uint32_t v = (uint32_t)a & (uint32_t)b;
-
-	__asm__("" : "+r"(v));
-	return v != 0;
-}
-
-static inline bool
-either(bool a, bool b)
-{
-	uint32_t v = (uint32_t)a | (uint32_t)b;
-
-	__asm__("" : "+r"(v));
-	return v != 0;
-}
-
 static inline uint32_t
 order_home(const struct book_mbo *m, uint64_t id)
 {
@@ -410,22 +366,19 @@ order_home(const struct book_mbo *m, uint64_t id)
 
 /* The order slot of an OrderID, or BOOK__NIL; *at is where the probe
  * stopped: the OrderID's table entry, or the free entry where an insert of
- * it goes (valid until the table changes).  A free entry holds m->end, an
- * order slot like the others: one test a probe, not a test for a free
- * entry (true for new orders, false for the others: it mispredicted with
- * the mix of entries) and then one of the OrderID. */
+ * it goes (valid until the table changes). */
 static inline uint32_t
 order_find_at(const struct book_mbo *m, uint64_t id, uint32_t *at)
 {
-	uint32_t h = order_home(m, id), o;
+	uint32_t h, o;
 
-	for (;; h = (h + 1) & m->table_mask) {
+	for (h = order_home(m, id);; h = (h + 1) & m->table_mask) {
 		o = m->table[h];
-		if (either(m->orders[o].id == id, o == m->end))
-			break;
+		if (o == BOOK__NIL || m->orders[o].id == id) {
+			*at = h;
+			return o;
+		}
 	}
-	*at = h;
-	return select_u32(o == m->end, BOOK__NIL, o);
 }
 
 static inline uint32_t
@@ -443,17 +396,20 @@ table_remove_at(struct book_mbo *m, uint32_t i)
 {
 	uint32_t j, k;
 
-	m->table[i] = m->end;
-	for (j = (i + 1) & m->table_mask; m->table[j] != m->end; j = (j + 1) & m->table_mask) {
+	m->table[i] = BOOK__NIL;
+	for (j = (i + 1) & m->table_mask; m->table[j] != BOOK__NIL; j = (j + 1) & m->table_mask) {
 		k = order_home(m, m->orders[m->table[j]].id);
 		/* Move j into the hole i unless its home lies cyclically in (i, j]. */
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
 		m->table[i] = m->table[j];
-		m->table[j] = m->end;
+		m->table[j] = BOOK__NIL;
 		i = j;
 	}
 }
+
+/* The levels level_search() scans at the top of a side before it searches. */
+enum { TOP_SCAN = 8 };
 
 /* in_scan[len + j], len < TOP_SCAN: whether level j of the top scan of a
  * side of len levels is one of them (all ones) or one of the empty levels
@@ -484,13 +440,9 @@ level_search(const struct book_mbo *m, unsigned int side, int64_t price)
 	const int64_t flip = -(int64_t)side;  /* BOOK_BID 0, BOOK_ASK all ones */
 	const int64_t key = price ^ flip;
 	uint32_t base = 0, len = m->nlevels[side];
-	/* price is no better than the level TOP_SCAN from the best of a long
-	 * side (a short side reads an empty level here), one branch on both
-	 * tests (as two, the one on a short side's empty level mispredicted) */
-	const bool deep = both(len > TOP_SCAN, (lv[(int32_t)len - TOP_SCAN].price ^ flip) >= key);
 
 	_Static_assert(TOP_SCAN <= BOOK_MAX_DEPTH, "a short side's scan stays in the array");
-	if (__builtin_expect(!deep, 1)) {
+	if (len <= TOP_SCAN || (lv[len - TOP_SCAN].price ^ flip) < key) {
 		const struct book__mbo_level *top = lv + (int32_t)len - TOP_SCAN;
 		const int64_t *mask = &in_scan[len < TOP_SCAN ? len : TOP_SCAN];
 		const uint32_t below = len > TOP_SCAN ? len - TOP_SCAN : 0;
@@ -535,7 +487,7 @@ level_find(const struct book_mbo *m, unsigned int side, int64_t price)
 {
 	uint32_t i = level_search(m, side, price);
 
-	if (both(i < m->nlevels[side], m->levels[side][i].price == price))
+	if (i < m->nlevels[side] && m->levels[side][i].price == price)
 		return &m->levels[side][i];
 	return NULL;
 }
@@ -543,16 +495,10 @@ level_find(const struct book_mbo *m, unsigned int side, int64_t price)
 /* Move n levels from src to dst, one level up or down (the ranges
  * overlap).  Near the top of a side, where most level changes are, n is a
  * few levels: a loop costs less than a call to memmove and its size
- * dispatch.  A move whose range runs to the best level (a side's insertion
- * or removal of a level: to_best, a constant at each call) copies TOP_SCAN
- * levels, past the best into the side's spare levels: a fixed trip count
- * (the loop's exit on n, the level's distance from the best, mispredicted
- * about once a move). */
+ * dispatch. */
 static inline void
-levels_move(struct book__mbo_level *dst, const struct book__mbo_level *src, uint32_t n,
-	    bool to_best)
+levels_move(struct book__mbo_level *dst, const struct book__mbo_level *src, uint32_t n)
 {
-	const uint32_t count = to_best ? TOP_SCAN : n;
 	uint32_t k;
 
 	if (n > TOP_SCAN) {
@@ -560,17 +506,17 @@ levels_move(struct book__mbo_level *dst, const struct book__mbo_level *src, uint
 		return;
 	}
 	if (dst < src)
-		for (k = 0; k < count; k++)
+		for (k = 0; k < n; k++)
 			dst[k] = src[k];
 	else
-		for (k = count; k-- > 0;)
+		for (k = n; k-- > 0;)
 			dst[k] = src[k];
 }
 
 static inline void
-level_init(const struct book_mbo *m, struct book__mbo_level *lv, int64_t price)
+level_init(struct book__mbo_level *lv, int64_t price)
 {
-	*lv = (struct book__mbo_level){ .price = price, .head = m->end, .tail = m->end };
+	*lv = (struct book__mbo_level){ .price = price, .head = BOOK__NIL, .tail = BOOK__NIL };
 }
 
 /* The level of price, inserted empty if absent; NULL when the side is full. */
@@ -580,37 +526,35 @@ level_get(struct book_mbo *m, unsigned int side, int64_t price, uint32_t capacit
 	struct book__mbo_level *lv = m->levels[side];
 	uint32_t i = level_search(m, side, price), n = m->nlevels[side];
 
-	if (both(i < n, lv[i].price == price))
+	if (i < n && lv[i].price == price)
 		return &lv[i];
 	if (n == capacity)
 		return NULL;
-	levels_move(&lv[i + 1], &lv[i], n - i, true);
+	levels_move(&lv[i + 1], &lv[i], n - i);
 	m->nlevels[side] = n + 1;
-	level_init(m, &lv[i], price);
+	level_init(&lv[i], price);
 	return &lv[i];
 }
 
-/* Chain order o into its level by priority (after equal priorities).  The
- * ends of a level's list are m->end, an order slot of its own: a link or
- * unlink at an end writes to it instead of testing for the end (those
- * branches mispredicted: whether an order is first or last at its level
- * follows the data), and its priority 0 stops the walk. */
+/* Chain order o into its level by priority (after equal priorities). */
 static void
 level_link(struct book_mbo *m, struct book__mbo_level *lv, uint32_t o)
 {
 	struct book__mbo_order *ord = m->orders;
-	const uint32_t end = m->end;
-	uint32_t p = lv->tail, n;
+	uint32_t p = lv->tail;
 
-	while (ord[p].priority > ord[o].priority)
+	while (p != BOOK__NIL && ord[p].priority > ord[o].priority)
 		p = ord[p].prev;
-	n = select_u32(p == end, lv->head, ord[p].next);
 	ord[o].prev = p;
-	ord[o].next = n;
-	ord[n].prev = o;
-	ord[p].next = o;
-	lv->tail = select_u32(n == end, o, lv->tail);
-	lv->head = select_u32(p == end, o, lv->head);
+	ord[o].next = p == BOOK__NIL ? lv->head : ord[p].next;
+	if (ord[o].next != BOOK__NIL)
+		ord[ord[o].next].prev = o;
+	else
+		lv->tail = o;
+	if (p != BOOK__NIL)
+		ord[p].next = o;
+	else
+		lv->head = o;
 	lv->qty += ord[o].qty;
 	lv->orders++;
 }
@@ -619,12 +563,15 @@ static void
 level_unlink(struct book_mbo *m, struct book__mbo_level *lv, uint32_t o)
 {
 	struct book__mbo_order *ord = m->orders;
-	const uint32_t end = m->end, p = ord[o].prev, n = ord[o].next;
 
-	ord[p].next = n;
-	ord[n].prev = p;
-	lv->head = select_u32(p == end, n, lv->head);
-	lv->tail = select_u32(n == end, p, lv->tail);
+	if (ord[o].prev != BOOK__NIL)
+		ord[ord[o].prev].next = ord[o].next;
+	else
+		lv->head = ord[o].next;
+	if (ord[o].next != BOOK__NIL)
+		ord[ord[o].next].prev = ord[o].prev;
+	else
+		lv->tail = ord[o].prev;
 	lv->qty -= ord[o].qty;
 	lv->orders--;
 }
@@ -636,7 +583,7 @@ level_remove(struct book_mbo *m, unsigned int side, uint32_t i)
 	struct book__mbo_level *lv = m->levels[side];
 	const uint32_t n = m->nlevels[side];
 
-	levels_move(&lv[i], &lv[i + 1], n - i - 1, true);
+	levels_move(&lv[i], &lv[i + 1], n - i - 1);
 	m->nlevels[side] = n - 1;
 }
 
@@ -699,18 +646,18 @@ relocate(struct book_feed *f, struct book_mbo *m, uint32_t o, unsigned int side,
 	/* level i is empty and still in the array: j counts it when it is
 	 * worse than price */
 	j = level_search(m, side, price);
-	if (both(j < n, lv[j].price == price)) {
+	if (j < n && lv[j].price == price) {
 		level_remove(m, side, i);
 		level_link(m, &lv[j - (uint32_t)(j > i)], o);
 		return true;
 	}
 	if (j > i) {
-		levels_move(&lv[i], &lv[i + 1], j - 1 - i, false);
+		levels_move(&lv[i], &lv[i + 1], j - 1 - i);
 		j--;
 	} else {
-		levels_move(&lv[j + 1], &lv[j], i - j, false);
+		levels_move(&lv[j + 1], &lv[j], i - j);
 	}
-	level_init(m, &lv[j], price);
+	level_init(&lv[j], price);
 	level_link(m, &lv[j], o);
 	return true;
 }
@@ -769,17 +716,12 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 	int64_t price = BOOK_PRICE_NONE;
 	uint64_t priority;
 	uint32_t o, at;
-	bool px_bad;
 
 	side = entry_side(e->type);
-	/* every test evaluated, one branch: as a chain of tests, the one on the
-	 * action (a delete needs no price) mispredicted with the mix of entries
-	 * (the price of a delete, maybe null, is normalized and not used) */
-	px_bad = book__price_normalize(e->px.mantissa, e->px.exponent, in->price_exponent,
-			&price) < 0;
-	if (__builtin_expect(!e->has_id | (e->action > OP_DELETE) |
-			((e->action != OP_DELETE) & ((side > BOOK_ASK) | !e->has_px |
-				!e->has_qty | (e->qty < 0) | px_bad)), 0)) {
+	if (!e->has_id || e->action > OP_DELETE ||
+			(e->action != OP_DELETE && (side > BOOK_ASK || !e->has_px || !e->has_qty ||
+				e->qty < 0 || book__price_normalize(e->px.mantissa, e->px.exponent,
+					in->price_exponent, &price) < 0))) {
 		if (m->state == BOOK_MBO_VALID)
 			go_stale(f, m);
 		return BAD;
@@ -1056,13 +998,13 @@ level_differs(int64_t price, int64_t qty, uint32_t orders, const struct book_lev
 	       (uint64_t)(orders ^ (uint32_t)b->orders);
 }
 
-#ifndef __SSE2__
 /* Whether a side differs anywhere in its first depth levels, lv just past
  * its best level (the usual answer, no: one pass without branches).  Always
  * BOOK_MAX_DEPTH levels, those past depth masked out: instruments of
  * different depths follow one another in the checks, and a trip count that
- * changes with them mispredicts. */
-static bool
+ * changes with them mispredicts.  Out of line, so that the full-depth pass
+ * below keeps its registers. */
+static __attribute__((noinline)) bool
 side_differs_masked(const struct book__mbo_level *lv, const struct book_level *mbp,
 		    unsigned int depth)
 {
@@ -1076,24 +1018,11 @@ side_differs_masked(const struct book__mbo_level *lv, const struct book_level *m
 	}
 	return d != 0;
 }
-#endif
 
-#ifdef __SSE2__
-/* in_depth[BOOK_MAX_DEPTH - depth + i]: all ones when level i of a side is
- * one of its first depth levels (compared), zero past them. */
-static const int64_t in_depth[2 * BOOK_MAX_DEPTH][2] = {
-	{ -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 },
-	{ -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 },
-	{ 0, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 },
-	{ 0, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 },
-};
-_Static_assert(BOOK_MAX_DEPTH == 10, "in_depth: BOOK_MAX_DEPTH ones, then as many zeros");
-#endif
-
-/* Whether side differs anywhere in its first depth levels: price and qty in
- * one 16-byte compare, the order count in another, masked past depth (the
- * depths of the instruments checked one after another differ: a branch on
- * the depth mispredicted, as did the masked scalar pass it chose). */
+/* Whether side differs anywhere in its first depth levels.  At the usual
+ * depth (BOOK_MAX_DEPTH), nothing to mask: price and qty in one 16-byte
+ * compare and the order count in another, ~6 instructions a level against
+ * ~13 for the masked pass. */
 static inline bool
 side_differs(const struct book_mbo *m, unsigned int side, const struct book_level *mbp,
 	     unsigned int depth)
@@ -1102,27 +1031,23 @@ side_differs(const struct book_mbo *m, unsigned int side, const struct book_leve
 	const struct book__mbo_level *lv = &m->levels[side][m->nlevels[side]];
 
 #ifdef __SSE2__
-	const int64_t (*mask)[2] = &in_depth[BOOK_MAX_DEPTH - depth];
-	__m128i acc = _mm_setzero_si128();
-	unsigned int i;
+	if (__builtin_expect(depth == BOOK_MAX_DEPTH, 1)) {
+		__m128i acc = _mm_setzero_si128();
+		unsigned int i;
 
-	_Static_assert(offsetof(struct book__mbo_level, qty) == 8 &&
-		       offsetof(struct book_level, qty) == 8, "price, qty: 16 bytes");
-	for (i = 0; i < BOOK_MAX_DEPTH; i++) {
-		__m128i d;
-
-		--lv;
-		d = _mm_or_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)lv),
-					       _mm_loadu_si128((const __m128i *)&mbp[i])),
-				 _mm_xor_si128(_mm_cvtsi32_si128((int)lv->orders),
-					       _mm_cvtsi32_si128(mbp[i].orders)));
-		acc = _mm_or_si128(acc, _mm_and_si128(d,
-				_mm_loadu_si128((const __m128i *)mask[i])));
+		_Static_assert(offsetof(struct book__mbo_level, qty) == 8 &&
+			       offsetof(struct book_level, qty) == 8, "price, qty: 16 bytes");
+		for (i = 0; i < BOOK_MAX_DEPTH; i++) {
+			--lv;
+			acc = _mm_or_si128(acc, _mm_xor_si128(_mm_loadu_si128((const __m128i *)lv),
+					_mm_loadu_si128((const __m128i *)&mbp[i])));
+			acc = _mm_or_si128(acc, _mm_xor_si128(_mm_cvtsi32_si128((int)lv->orders),
+					_mm_cvtsi32_si128(mbp[i].orders)));
+		}
+		return _mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xffff;
 	}
-	return _mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xffff;
-#else
-	return side_differs_masked(lv, mbp, depth);
 #endif
+	return side_differs_masked(lv, mbp, depth);
 }
 
 /* The differences of one side, level by level (only when there is one). */
@@ -1327,7 +1252,7 @@ book_mbo_level_orders(const struct book_mbo *mbo, enum book_side side, int64_t p
 	lv = level_find(mbo, side, price);
 	if (lv == NULL)
 		return -ENOENT;
-	for (o = lv->head; o != mbo->end && n < max; o = mbo->orders[o].next)
+	for (o = lv->head; o != BOOK__NIL && n < max; o = mbo->orders[o].next)
 		order_out(&mbo->orders[o], &out[n++]);
 	return (int)n;
 }
@@ -1336,7 +1261,7 @@ book_mbo_level_orders(const struct book_mbo *mbo, enum book_side side, int64_t p
 #define QUEUE_WALK(mbo, lv, out, ahead_cond)                                       \
 	do {                                                                       \
 		uint32_t o_;                                                       \
-		for (o_ = (lv)->head; o_ != (mbo)->end; o_ = (mbo)->orders[o_].next) { \
+		for (o_ = (lv)->head; o_ != BOOK__NIL; o_ = (mbo)->orders[o_].next) { \
 			const struct book__mbo_order *q_ = &(mbo)->orders[o_];     \
 			if (!(ahead_cond))                                         \
 				break;                                             \
@@ -1405,7 +1330,7 @@ book_mbo_queue_back(const struct book_mbo *mbo, enum book_side side, int64_t pri
 	if (mbo->state != BOOK_MBO_VALID)
 		return -ESTALE;
 	lv = level_find(mbo, side, price);
-	*priority = lv != NULL && lv->tail != mbo->end ? mbo->orders[lv->tail].priority : 0;
+	*priority = lv != NULL && lv->tail != BOOK__NIL ? mbo->orders[lv->tail].priority : 0;
 	return 0;
 }
 
@@ -1428,7 +1353,7 @@ book_mbo_hash(const struct book_mbo *mbo)
 			h = book__mix(h, (uint64_t)lv->price);
 			h = book__mix(h, (uint64_t)lv->qty);
 			h = book__mix(h, lv->orders);
-			for (uint32_t o = lv->head; o != mbo->end; o = mbo->orders[o].next) {
+			for (uint32_t o = lv->head; o != BOOK__NIL; o = mbo->orders[o].next) {
 				h = book__mix(h, mbo->orders[o].id);
 				h = book__mix(h, mbo->orders[o].priority);
 				h = book__mix(h, (uint64_t)mbo->orders[o].qty);
