@@ -1173,6 +1173,7 @@ full_side(unsigned int side)
 	};
 	const unsigned int other = side ^ 1u;
 	const int64_t better = side == BOOK_BID ? 1 : -1;  /* a better price: + better */
+	const int64_t other_px = side == BOOK_BID ? 200 : 5; /* the other side's one order */
 	struct minst *mi;
 	struct op op;
 	uint64_t id = 1, prio = 1, other_id;
@@ -1183,8 +1184,7 @@ full_side(unsigned int side)
 	mi = &T.ins[0];
 	channel_reset(&T);
 	other_id = id++;
-	op = (struct op){ 'A', other_id, (uint8_t)other, side == BOOK_BID ? 200 : 5, 5, prio++,
-			  false };
+	op = (struct op){ 'A', other_id, (uint8_t)other, other_px, 5, prio++, false };
 	event(&T, mi, &op, 1);
 	for (px = 20; px < 20 + FULL; px++) {
 		op = (struct op){ 'A', id++, (uint8_t)side, px, 1 + (int32_t)(px % 3), prio++, false };
@@ -1198,15 +1198,15 @@ full_side(unsigned int side)
 		unsigned int i, k;
 
 		if (n == FULL) {
-			/* a level goes: the best (the move reads the spare
-			 * levels), the worst (the whole side moves), the third */
+			/* a level goes: the best (at the end of the side's
+			 * array), the worst (the whole side moves), the third */
 			px = step % 3 == 0 ? best : step % 3 == 1 ? worst : lv[2].price / PX(1);
 			for (i = 0; !(mi->o[i].live && mi->o[i].side == side && mi->o[i].px == px); i++)
 				;
 			op = (struct op){ 'D', mi->o[i].id, (uint8_t)side, px, 0, 0, step % 4 == 0 };
 		} else {
-			/* one comes: better than the best (the move writes every
-			 * spare level), worse than the worst, or in the best gap */
+			/* one comes: better than the best (at the end of the
+			 * side's array), worse than the worst, or in the best gap */
 			assert_int_equal(n, FULL - 1);
 			px = step % 3 == 0 ? best + better : worst - better;
 			if (step % 3 == 2) {
@@ -1222,8 +1222,8 @@ full_side(unsigned int side)
 		event(&T, mi, &op, 1);
 		check_all(mi);
 		/* the other side changes: compared too */
-		op = (struct op){ 'M', other_id, (uint8_t)other, side == BOOK_BID ? 200 : 5,
-				  1 + (int32_t)(step % 5), model_find(mi, other_id)->prio, false };
+		op = (struct op){ 'M', other_id, (uint8_t)other, other_px, 1 + (int32_t)(step % 5),
+				  model_find(mi, other_id)->prio, false };
 		event(&T, mi, &op, 1);
 		check_all(mi);
 		assert_int_equal(book_mbo_state(book_feed_mbo(T.f, mi->sid)), BOOK_MBO_VALID);
