@@ -118,6 +118,7 @@ static const struct tw_cfg_key keys[] = {
 	{ C, "poll", "idle_sleep_us", I, OPT, 0, 100000, "0" },
 	{ C, "poll", "idle_polls", I, OPT, 1, 1000000000, "100000" },
 	{ C, "poll", "order_out_idle_sleep_us", I, OPT, -1, 100000, "-1" },
+	{ C, "poll", "order_out_nice", I, OPT, -20, 19, "0" },
 	{ C, "latency", "file", S, OPT, 0, TW_CFG_PATH_MAX - 1, "\"\"" },
 	{ C, "stats", "interval_ms", I, OPT, 0, 3600000, "1000" },
 	{ C, "checks", "require_isolation", B, OPT, 0, 1, "false" },

@@ -1006,6 +1006,8 @@ static void load_rest(struct cfg_ctx *cc)
 		cfg->poll.idle_polls = (uint32_t)v;
 	if (get_int(cc, "poll", "order_out_idle_sleep_us", &v, NULL))
 		cfg->poll.order_out_idle_sleep_us = (int32_t)v;
+	if (get_int(cc, "poll", "order_out_nice", &v, NULL))
+		cfg->poll.order_out_nice = (int32_t)v;
 	if (cfg->poll.idle_sleep_us != 0) {
 		f = note_at(cc, TW_CFG_INFO, cfg->poll.idle_sleep_us_line,
 			    "poll.idle_sleep_us = %u: hot lcores sleep after %u empty polls; "

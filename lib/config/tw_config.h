@@ -499,6 +499,10 @@ struct tw_cfg_poll {
 	uint32_t idle_polls;              /**< empty polls in a row before sleeping */
 	/** order-out's own idle sleep; -1: idle_sleep_us */
 	int32_t order_out_idle_sleep_us;
+	/** order-out thread's nice value (-20..19); 0: unchanged. Where
+	 *  order-out shares a cpu with busy-polling lcores (lab hosts), a
+	 *  negative value lets it run soon after it wakes. */
+	int32_t order_out_nice;
 	uint32_t idle_sleep_us_line;      /**< 0 if absent */
 };
 

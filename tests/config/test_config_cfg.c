@@ -38,6 +38,7 @@ static void good_profile_loads(void **state)
 	assert_int_equal(cfg->poll.idle_sleep_us, 0);                  /* default: busy-poll */
 	assert_int_equal(cfg->poll.idle_polls, 100000);                /* default */
 	assert_int_equal(cfg->poll.order_out_idle_sleep_us, -1);       /* default: idle_sleep_us */
+	assert_int_equal(cfg->poll.order_out_nice, 0);                 /* default: unchanged */
 	fx_free(fx);
 }
 
@@ -49,11 +50,12 @@ static void poll_idle_sleep(void **state)
 	(void)state;
 	fx_replace(&fx->config_text, "replay = {",
 		   "poll = {\n  idle_sleep_us = 250;\n  idle_polls = 64;\n"
-		   "  order_out_idle_sleep_us = 40;\n};\nreplay = {");
+		   "  order_out_idle_sleep_us = 40;\n  order_out_nice = -20;\n};\nreplay = {");
 	cfg = fx_expect_ok(fx);
 	assert_int_equal(cfg->poll.idle_sleep_us, 250);
 	assert_int_equal(cfg->poll.idle_polls, 64);
 	assert_int_equal(cfg->poll.order_out_idle_sleep_us, 40);
+	assert_int_equal(cfg->poll.order_out_nice, -20);
 	/* a note that says what it costs, at the line of idle_sleep_us */
 	assert_non_null(fx_find(fx, TW_CFG_INFO, CFG, fx_line_of(fx->config_text, "idle_sleep_us"),
 				"the first packet after a quiet spell waits up to 250 us"));
@@ -70,6 +72,12 @@ static void poll_idle_sleep(void **state)
 	fx_replace(&fx->config_text, "replay = {", "poll = {\n  idle_polls = 0;\n};\nreplay = {");
 	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "idle_polls"),
 			"poll.idle_polls = 0: out of range 1..1000000000");
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "replay = {", "poll = {\n  order_out_nice = -21;\n};\nreplay = {");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "order_out_nice"),
+			"poll.order_out_nice = -21: out of range -20..19");
 	fx_free(fx);
 }
 

@@ -311,6 +311,7 @@ check_config(const struct tw_cfg *cfg)
 	FUZZ_CHECK(cfg->session.gateway_host[0] == '\0' ||
 			inet_pton(AF_INET, cfg->session.gateway_host, &gateway) == 1);
 	FUZZ_CHECK(cfg->poll.order_out_idle_sleep_us >= -1);
+	FUZZ_CHECK(cfg->poll.order_out_nice >= -20 && cfg->poll.order_out_nice <= 19);
 	FUZZ_CHECK(!cfg->eal.no_huge || cfg->eal.memory_mb == 0 ||
 			(uint64_t)cfg->eal.memory_mb * MIB >= need);
 	FUZZ_CHECK(cfg->eal.no_huge || cfg->eal.hugepages == 0 ||

@@ -1499,9 +1499,25 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
+def threads(pid):
+    """The threads of process @p pid: [(comm, nice)], the main thread's first."""
+    out = []
+    for tid in os.listdir('/proc/%d/task' % pid):
+        try:
+            with open('/proc/%d/task/%s/stat' % (pid, tid)) as f:
+                head, tail = f.read().rsplit(')', 1)
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # exited meanwhile
+        out.append((head.split('(', 1)[1], int(tail.split()[16])))
+        if int(tid) == pid:
+            out.insert(0, out.pop())
+    return out
+
+
 def idle_cpu(ctx, name, cfg):
     """Replay the synthetic capture once, stay up; @return (cpu seconds used
-    over 2 s once the inputs ran dry, final counters)."""
+    over 2 s once the inputs ran dry, final counters, its threads then, its
+    stderr)."""
     # both feeds of the synthetic capture (2 x 12867) fit in the hand-off and
     # the mbufs, so a slow decode lcore (ASan) drops nothing in either run
     prof = ctx.profile(name, synthetic=True,
@@ -1530,6 +1546,7 @@ def idle_cpu(ctx, name, cfg):
         c0, t0 = cpu_seconds(p.pid), time.monotonic()
         time.sleep(2.0)
         used = (cpu_seconds(p.pid) - c0) * 2.0 / (time.monotonic() - t0)
+        tasks = threads(p.pid)
     finally:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
@@ -1541,16 +1558,37 @@ def idle_cpu(ctx, name, cfg):
     if p.returncode != 0:
         print(out, err)
         fail('%s: tickwire exited %d' % (name, p.returncode))
-    return used, counters(out)
+    return used, counters(out), tasks, err
 
 
 def check_idle(ctx):
     # poll.idle_sleep_us: once the inputs run dry the hot lcores sleep. Same
     # run: busy-polling (the default) against sleeping, CPU time over 2 s;
     # both decode everything and end with the same books.
-    busy, c_busy = idle_cpu(ctx, 'busy', [])
-    sleepy, c_sleep = idle_cpu(ctx, 'sleep', [
-        r'(?m)^replay = \{=>poll = { idle_sleep_us = 1000; idle_polls = 1000; };\nreplay = {'])
+    # poll.order_out_nice (the demo's): order-out's thread alone reniced,
+    # and, sleeping when idle, its timer slack 1 us (no /proc file shows a
+    # thread's slack: order-out logs its own).
+    busy, c_busy, t_busy, _ = idle_cpu(ctx, 'busy', [])
+    sleepy, c_sleep, t_sleep, err = idle_cpu(ctx, 'sleep', [
+        r'(?m)^replay = \{=>poll = { idle_sleep_us = 1000; idle_polls = 1000; '
+        r'order_out_nice = -5; };\nreplay = {'])
+    # (the test may run under nice: the main thread's is the base)
+    if [t for t in t_busy if t[1] != t_busy[0][1]]:
+        fail('busy-polling: threads not at the main thread\'s nice by default: %s' % t_busy)
+    if os.geteuid() == 0:
+        reniced = [t for t in t_sleep if t[1] != t_sleep[0][1]]
+        if len(reniced) != 1 or reniced[0][1] != -5 or \
+                not reniced[0][0].startswith('rte-worker-'):
+            fail('order_out_nice = -5: want one lcore thread at nice -5, threads '
+                 '(name, nice): %s' % t_sleep)
+        if not re.search(r'order-out on lcore \d+, nice -5, timer slack 1000 ns', err):
+            print(err)
+            fail('order_out_nice = -5: order-out did not log nice -5 and a timer '
+                 'slack of 1000 ns')
+        print('ok: order_out_nice = -5: %s alone at nice -5, timer slack 1 us' %
+              reniced[0][0])
+    else:
+        print('(not root: order_out_nice = -5 cannot apply, not checked)')
     print('idle: busy-poll %.2f cpu-s per 2 s, idle_sleep_us 1000: %.2f' % (busy, sleepy))
     if busy < 0.5:
         fail('busy-polling used %.2f cpu-s in 2 s: the measurement does not see the '
