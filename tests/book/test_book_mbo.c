@@ -837,6 +837,105 @@ test_oracle_both_sides(void **state)
 	assert_int_equal(d[0].mbp.qty, 6);
 }
 
+/* An event of price-level entries alone (a 46 without order entries). */
+static void
+mbp_event(struct t *t, struct minst *mi, const struct mbp_entry *e, unsigned int n)
+{
+	struct tp p;
+	unsigned int j;
+
+	tp_packet(&p, t->seq++, 0);
+	tp_msg(&p, 46, V9);
+	tp_set(&p, "TransactTime", 1);
+	tp_set(&p, "MatchEventIndicator", 0x80);
+	tp_group(&p, "NoMDEntries");
+	for (j = 0; j < n; j++)
+		put_mbp(&p, mi, &e[j]);
+	tp_group(&p, "NoOrderIDEntries");
+	deliver(t, &p, MDP3_STREAM_INCREMENTAL);
+}
+
+/*
+ * A price-level side holding the same levels as the MBO book but in
+ * another order (two levels swapped, an empty level above a level) differs
+ * at each level so placed: the oracle compares positions, not the set of
+ * levels (a cheaper oracle that sums over a side's levels has to keep
+ * this).
+ */
+static void
+test_oracle_levels_out_of_order(void **state)
+{
+	static const unsigned int depths[] = { DEPTH, BOOK_MAX_DEPTH };
+	const struct op adds[] = {
+		{ 'A', 1, BOOK_BID, 101, 5, 1, false },
+		{ 'A', 2, BOOK_BID, 100, 7, 2, false },
+		{ 'A', 3, BOOK_ASK, 102, 4, 3, false },
+	};
+	const struct op mod2 = { 'M', 2, BOOK_BID, 100, 8, 2, false };
+	const struct book_level l101 = { PX(101), 5, 1, 0 }, l100 = { PX(100), 8, 1, 0 };
+	const struct book_level l102 = { PX(102), 4, 1, 0 };
+	struct book_mbo_diff d[8];
+	struct minst *mi;
+	unsigned int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		const struct book_feed_config c = feed_config(depths[k]);
+		struct mbp_entry swap[2] = {
+			{ BOOK_ACTION_OVERLAY, BOOK_BID, 1, l100 },
+			{ BOOK_ACTION_OVERLAY, BOOK_BID, 2, l101 },
+		};
+		/* the ask's one level moved down one, an empty level above it */
+		const struct mbp_entry hole[2] = {
+			{ BOOK_ACTION_DELETE, BOOK_ASK, 1, l102 },
+			{ BOOK_ACTION_CHANGE, BOOK_ASK, 2, l102 },
+		};
+
+		setup_feed(&c);
+		mi = &T.ins[1];
+		channel_reset(&T);
+		event(&T, mi, &adds[0], 1);
+		event(&T, mi, &adds[1], 1);
+		event(&T, mi, &adds[2], 1);
+		event(&T, mi, &mod2, 1);
+		assert_int_equal(ctr()->mbo_checks, 4);
+		assert_int_equal(ctr()->mbo_mismatches, 0);
+
+		/* bids 101, 100 become 100, 101: the same levels */
+		mbp_event(&T, mi, swap, 2);
+		assert_int_equal(ctr()->mbo_checks, 5);
+		assert_int_equal(ctr()->mbo_mismatches, 1);
+		assert_int_equal(ctr()->mbo_level_diffs, 2);
+		assert_int_equal(book_feed_mbo_diffs(T.f, d, 8), 2);
+		assert_int_equal(d[0].level, 1);
+		assert_int_equal(d[0].mbo.price, PX(101));
+		assert_int_equal(d[0].mbp.price, PX(100));
+		assert_int_equal(d[1].level, 2);
+		assert_int_equal(d[1].mbo.price, PX(100));
+		assert_int_equal(d[1].mbp.price, PX(101));
+		/* put back in order: they agree again */
+		swap[0].v = l101;
+		swap[1].v = l100;
+		mbp_event(&T, mi, swap, 2);
+		assert_int_equal(ctr()->mbo_mismatches, 1);
+		event(&T, mi, &mod2, 1);
+		assert_int_equal(ctr()->mbo_mismatches, 1);
+
+		/* asks {102, empty...} against {empty, 102, empty...} */
+		mbp_event(&T, mi, hole, 2);
+		assert_int_equal(ctr()->mbo_mismatches, 2);
+		assert_int_equal(ctr()->mbo_level_diffs, 4);
+		assert_int_equal(book_feed_mbo_diffs(T.f, d, 8), 4);
+		assert_int_equal(d[2].side, BOOK_ASK);
+		assert_int_equal(d[2].level, 1);
+		assert_int_equal(d[2].mbo.price, PX(102));
+		assert_int_equal(d[2].mbp.price, BOOK_PRICE_NONE);
+		assert_int_equal(d[3].level, 2);
+		assert_int_equal(d[3].mbo.price, BOOK_PRICE_NONE);
+		assert_int_equal(d[3].mbp.price, PX(102));
+	}
+}
+
 /* An event over two packets: compared once, at its EndOfEvent only (the
  * first packet alone holds the level but not yet its orders). */
 static void
@@ -1568,6 +1667,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_queue_join, teardown),
 		cmocka_unit_test_teardown(test_oracle_reports_difference, teardown),
 		cmocka_unit_test_teardown(test_oracle_both_sides, teardown),
+		cmocka_unit_test_teardown(test_oracle_levels_out_of_order, teardown),
 		cmocka_unit_test_teardown(test_event_split_over_packets, teardown),
 		cmocka_unit_test_teardown(test_gap_and_recovery, teardown),
 		cmocka_unit_test_teardown(test_channel_reset_and_empty_book, teardown),
