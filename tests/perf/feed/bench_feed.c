@@ -469,15 +469,22 @@ static const struct target {
 	{ "chain dynamic / chain direct", ARM_CHAIN_DYNAMIC, ARM_CHAIN_DIRECT, 0 },
 };
 
-static void
-headline(const struct capture *cap, const struct result *res)
+/* The 1-minute load average (0 when unknown), printed beside the figures. */
+static double
+load1(void)
 {
 	double load[3] = { 0, 0, 0 };
 
-	(void)cap;
 	getloadavg(load, 3);
+	return load[0];
+}
+
+static void
+headline(const struct capture *cap, const struct result *res)
+{
+	(void)cap;
 	printf("  targets (issue 15), ratios of medians in this run (load average %.2f):\n",
-	       load[0]);
+	       load1());
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
 		double r = ratio(res, targets[t].num, targets[t].den);
 
@@ -661,7 +668,7 @@ main(int argc, char **argv)
 		struct mdp3_handler h = { .on_message = census_message, .ctx = &census };
 		uint64_t check = 0, msgs;
 		struct mdp3_walker w;
-		double m[MBO_ARM_COUNT], mn, mx, la[3] = { 0, 0, 0 };
+		double m[MBO_ARM_COUNT], mn, mx;
 		size_t i;
 
 		/* load() keeps the incremental datagrams; the path is absolute */
@@ -711,9 +718,8 @@ main(int argc, char **argv)
 				mbo_ns_level, mbo_ns_order);
 		printf("  oracle: %" PRIu64 " comparisons (book, end of event) per pass over the "
 				"capture\n", mbo_checks);
-		getloadavg(la, 3);
 		printf("  targets (issue 17), ratios of medians in this run (load average %.2f):\n"
-				"    [%s] %-36s <= 1.50: %.2f\n    [%s] %-36s <= 2.00: %.2f\n", la[0],
+				"    [%s] %-36s <= 1.50: %.2f\n    [%s] %-36s <= 2.00: %.2f\n", load1(),
 				mbo_ratio_update <= 1.5 ? " met  " : "MISSED",
 				"MBO update / price-level update", mbo_ratio_update,
 				mbo_ratio_combined <= 2.0 ? " met  " : "MISSED",
@@ -725,14 +731,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_feed: %s: %s\n", json, strerror(errno));
 		return 1;
 	}
-	{
-		double load[3] = { 0, 0, 0 };
-
-		getloadavg(load, 3);
-		fprintf(jf, "{\"benchmark\":\"bench_feed\",\"cpu\":%ld,\"reps\":%u,"
-			"\"statistic\":\"median\",\"loadavg\":%.2f,\"captures\":[", cpu, reps,
-			load[0]);
-	}
+	fprintf(jf, "{\"benchmark\":\"bench_feed\",\"cpu\":%ld,\"reps\":%u,"
+		"\"statistic\":\"median\",\"loadavg\":%.2f,\"captures\":[", cpu, reps, load1());
 	for (k = 0; k < 2; k++) {
 		fprintf(jf, "%s{\"name\":\"%s\",\"packets_per_feed\":%" PRIu64
 				",\"messages_per_feed\":%" PRIu64 ",\"arms\":[", k ? "," : "",
