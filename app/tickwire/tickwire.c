@@ -1215,6 +1215,12 @@ add_channels(struct rte_tel_data *d)
 		ADD(mbo_snapshots);
 		ADD(mbo_checks);
 		ADD(mbo_mismatches);
+		ADD(mbo_level_diffs);
+		ADD(mbo_unknown_orders);
+		ADD(mbo_bad_entries);
+		ADD(mbo_books_refused);
+		ADD(mbo_order_overflows);
+		ADD(mbo_level_overflows);
 #undef ADD
 	}
 }

@@ -101,6 +101,12 @@ mirror_book(struct tw_chain *c, uint32_t index)
 	mirror(&cs->mbo_snapshots, fc->mbo_snapshots);
 	mirror(&cs->mbo_checks, fc->mbo_checks);
 	mirror(&cs->mbo_mismatches, fc->mbo_mismatches);
+	mirror(&cs->mbo_level_diffs, fc->mbo_level_diffs);
+	mirror(&cs->mbo_unknown_orders, fc->mbo_unknown_orders);
+	mirror(&cs->mbo_bad_entries, fc->mbo_bad_entries);
+	mirror(&cs->mbo_books_refused, fc->mbo_books_refused);
+	mirror(&cs->mbo_order_overflows, fc->mbo_order_overflows);
+	mirror(&cs->mbo_level_overflows, fc->mbo_level_overflows);
 }
 
 /* Ticks from @p t0 to now, the decode group taking a datagram (records only). */

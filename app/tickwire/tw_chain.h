@@ -244,6 +244,12 @@ struct tw_chain_channel_stats {
 	uint64_t mbo_snapshots;       /**< MBO books made valid by a snapshot */
 	uint64_t mbo_checks;          /**< MBO/MBP comparisons at an end of event */
 	uint64_t mbo_mismatches;      /**< of them, with a level different */
+	uint64_t mbo_level_diffs;     /**< levels that differed, over all comparisons */
+	uint64_t mbo_unknown_orders;  /**< change/delete of an order a book does not hold */
+	uint64_t mbo_bad_entries;     /**< order entries with a null or impossible field */
+	uint64_t mbo_books_refused;   /**< instruments refused a book (book.mbo.instruments) */
+	uint64_t mbo_order_overflows; /**< books emptied at book.mbo.orders */
+	uint64_t mbo_level_overflows; /**< books emptied at book.mbo.levels */
 };
 
 struct tw_chain;

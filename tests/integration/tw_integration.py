@@ -1353,17 +1353,34 @@ MBO_KEYS = ('book.hash', 'mbo.hash', 'mbo.checks', 'mbo.mismatches', 'mbo.new',
             'strategy.queue_unknown', 'strategy.queue_held', 'strategy.queue_qty_ahead_max')
 
 
-def mbo_telemetry(ctx):
-    """The appliance's /tickwire/mbo on a looped MBO capture: @return one answer."""
+def mbo_live(ctx, name, cfg):
+    """The appliance on a looped clean MBO capture (4 instruments), running:
+    @return (process, EAL file prefix)."""
     f = synth(ctx, 'mbo-clean', '--mbo', '--reset-first', '--seed', '42', '--events', '3000',
               '--instruments', '4')
-    prof = ctx.profile('mbo-telemetry', MBO_CFG + [r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
+    prof = ctx.profile(name, cfg + [r'stop_idle_ms = \d+;=>stop_idle_ms = 0;'],
                        infinite=True, rx=(f['a'], f['b']))
-    prefix = 'tw-mbo-telemetry-%d' % os.getpid()
+    prefix = 'tw-%s-%d' % (name, os.getpid())
     p = subprocess.Popen([ctx.tickwire, '--file-prefix', prefix, '--', '--ports',
                           os.path.join(prof, 'ports.ini'), '--config',
                           os.path.join(prof, 'tickwire.cfg'), '--print-books', '0'],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p, prefix
+
+
+def mbo_stop(p):
+    """SIGTERM to mbo_live()'s appliance: @return its standard output."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.communicate(timeout=20)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail('no exit within 20 s of SIGTERM')
+
+
+def mbo_telemetry(ctx):
+    """The appliance's /tickwire/mbo on a looped MBO capture: @return one answer."""
+    p, prefix = mbo_live(ctx, 'mbo-telemetry', MBO_CFG)
     try:
         if wait_stats(prefix, lambda s: s.get('channel_310_mbo_checks', 0) > 0) is None:
             fail('/tickwire/stats: channel_310_mbo_checks never moved')
@@ -1393,12 +1410,40 @@ def mbo_telemetry(ctx):
             fail('/tickwire/mbo of an unknown instrument: %s' % other)
         return book
     finally:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            fail('no exit within 20 s of SIGTERM')
+        mbo_stop(p)
+
+
+MBO_TEL_KEYS = ('orders_added', 'stale_books', 'snapshots', 'checks', 'mismatches',
+                'level_diffs', 'unknown_orders', 'bad_entries', 'books_refused',
+                'order_overflows', 'level_overflows')
+
+
+def mbo_bounds_telemetry(ctx):
+    """The MBO bounds hit on a running appliance: one book for four
+    instruments, 4 levels a side. /tickwire/stats must show the refusals and
+    the overflows while it runs, and the final counters, taken after, at
+    least as many. @return (refused, overflows) from telemetry."""
+    p, prefix = mbo_live(ctx, 'mbo-bounds', [
+        r'(max_instruments = \d+;)=>\1\n  mbo = { channels = [ 310 ]; instruments = 1; '
+        r'orders = 16; levels = 4; };'])
+    try:
+        st = wait_stats(prefix, lambda s: s.get('channel_310_mbo_books_refused', 0) > 0 and
+                        s.get('channel_310_mbo_order_overflows', 0) +
+                        s.get('channel_310_mbo_level_overflows', 0) > 0)
+        if st is None:
+            fail('/tickwire/stats: no MBO refusal and overflow with one book of 4 levels')
+        missing = [k for k in MBO_TEL_KEYS if 'channel_310_mbo_' + k not in st]
+        if missing:
+            fail('/tickwire/stats: no channel_310_mbo_%s' % ', '.join(missing))
+    finally:
+        out = mbo_stop(p)
+    c = counters(out)
+    for k in ('books_refused', 'order_overflows', 'level_overflows'):
+        if int(c.get('mbo.' + k, -1)) < st['channel_310_mbo_' + k]:
+            fail('mbo.%s %s at exit, below telemetry\'s %d' % (k, c.get('mbo.' + k),
+                                                               st['channel_310_mbo_' + k]))
+    return (st['channel_310_mbo_books_refused'],
+            st['channel_310_mbo_order_overflows'] + st['channel_310_mbo_level_overflows'])
 
 
 def mbo_pair(ctx, name, cfg, ini, capture):
@@ -1481,15 +1526,17 @@ def check_mbo(ctx):
              (gc['mbo.stale_marked'], gc['mbo.snapshots'], gc['arb.lost_packets'],
               gc['strategy.queue_known']))
     book = mbo_telemetry(ctx)
+    refused, overflows = mbo_bounds_telemetry(ctx)
     print('ok: MBO: %s checks, 0 mismatches, mbo.hash %s; queue: %s joins, %s positions, '
           '%s orders held (max %s ahead), %d orders byte-identical in the appliance and '
           'tickwire-replay; without book.mbo %s orders; with a gap: %s books stale, %s '
           'recovered by snapshot, the same books and decisions; /tickwire/mbo,100000: %s '
-          'orders, bid_1 %s' %
+          'orders, bid_1 %s; bounds hit, seen by /tickwire/stats: %d refusals, %d '
+          'overflows' %
           (c['mbo.checks'], c['mbo.hash'], c['queue.joins'], c['strategy.queue_known'],
            c['strategy.queue_held'], c['strategy.queue_qty_ahead_max'], len(orders),
            plain['strategy.orders'], gc['mbo.stale_marked'], gc['mbo.snapshots'],
-           book['orders'], book['bid_1']))
+           book['orders'], book['bid_1'], refused, overflows))
 
 
 def proc_stat(path):
