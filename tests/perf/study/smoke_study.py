@@ -46,7 +46,6 @@ def run_study(study, build, source, cme, out):
             return d
         print('attempt %d of %d: %d run(s) without rx drops (drops per run %s), again' %
               (attempt, ATTEMPTS, c.get('compared', 0), c.get('rx_drops')))
-    return d
 
 
 def main():
