@@ -833,6 +833,7 @@ collect_mbo_counters(const struct book_feed *feed, struct counter *out)
 	C(mbo_snapshots);
 	C(mbo_snapshots_ignored);
 	C(mbo_resets);
+	C(mbo_table_grows);
 	C(mbo_checks);
 	C(mbo_mismatches);
 	C(mbo_level_diffs);

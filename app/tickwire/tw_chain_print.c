@@ -107,6 +107,7 @@ print_mbo(const struct tw_chain *c, const struct book_feed_counters *fc, FILE *o
 	fprintf(out, "mbo.snapshots %" PRIu64 "\n", fc->mbo_snapshots);
 	fprintf(out, "mbo.snapshots_ignored %" PRIu64 "\n", fc->mbo_snapshots_ignored);
 	fprintf(out, "mbo.resets %" PRIu64 "\n", fc->mbo_resets);
+	fprintf(out, "mbo.table_grows %" PRIu64 "\n", fc->mbo_table_grows);
 	fprintf(out, "mbo.checks %" PRIu64 "\n", fc->mbo_checks);
 	fprintf(out, "mbo.mismatches %" PRIu64 "\n", fc->mbo_mismatches);
 	fprintf(out, "mbo.level_diffs %" PRIu64 "\n", fc->mbo_level_diffs);

@@ -178,6 +178,8 @@ struct book_instrument {
 	uint8_t reserved;
 	uint32_t last_msg_seq;     /**< MsgSeqNum of the packet of the last entry applied */
 	uint32_t index;            /**< slot in the feed (book_feed_instrument()) */
+	uint32_t mbo;              /**< internal: its market-by-order book (config.mbo) */
+	uint32_t reserved2;
 	uint64_t last_transact_time;
 	struct book_level bid[BOOK_MAX_DEPTH];
 	struct book_level ask[BOOK_MAX_DEPTH];
@@ -653,6 +655,9 @@ struct book_feed_counters {
 	uint64_t mbo_snapshots_ignored; /**< 53 not needed (book valid), chunk missing, or the
 	                                   buffer lacks a packet after LastMsgSeqNumProcessed */
 	uint64_t mbo_resets;          /**< MBO books emptied by ChannelReset or EmptyBook */
+	uint64_t mbo_table_grows;     /**< OrderID tables doubled in place (a rehash of the
+	                                   book's orders; at most log2(mbo_orders / 16) a book
+	                                   between clears) */
 	uint64_t mbo_checks;          /**< oracle comparisons (book, end of event) */
 	uint64_t mbo_mismatches;      /**< comparisons with at least one level different */
 	uint64_t mbo_level_diffs;     /**< levels that differed, over all comparisons */

@@ -107,7 +107,7 @@ struct book__mbo_scratch {
 /* ---- market by order (book_mbo.c) ---- */
 
 #define BOOK__NIL UINT32_MAX
-/* mbo_of[] value of an instrument refused a book: a book it gets later
+/* book_instrument.mbo of an instrument refused a book: a book it gets later
  * cannot start valid (orders were missed meanwhile). */
 #define BOOK__MBO_REFUSED (UINT32_MAX - 1)
 
@@ -146,9 +146,11 @@ struct book_mbo {
 	uint32_t mbp_ahead_seq;
 	uint32_t order_count;
 	uint32_t free_top;       /* free order slots on free_stack */
+	uint32_t fresh;          /* slots from here up never used since the last clear */
 	uint32_t nlevels[2];
-	uint32_t table_mask;
+	uint32_t table_mask;     /* the table in use: table_mask + 1 entries */
 	uint32_t table_shift;
+	uint32_t grow_at;        /* order_count at which an insert doubles the table first */
 	uint32_t snap_next_chunk;
 	uint32_t snap_chunks;
 	uint32_t snap_last_seq;
@@ -205,7 +207,6 @@ struct book_feed {
 	uint32_t mbo_diff_count;
 	struct book_mbo *mbo_books;
 	uint32_t *mbo_free;      /* free book numbers */
-	uint32_t *mbo_of;        /* per instrument slot: book number, BOOK__NIL, BOOK__MBO_REFUSED */
 	uint32_t *mbo_check;     /* books to compare at the next EndOfEvent */
 	struct book_mbo_diff *mbo_diffs;
 };
@@ -406,7 +407,7 @@ book__mbo_list(struct book_feed *f, uint32_t b, unsigned int sides)
 static inline void
 book__mbo_touch(struct book_feed *f, const struct book_instrument *in, unsigned int sides)
 {
-	uint32_t b = f->mbo_of[in->index];
+	uint32_t b = in->mbo;
 
 	if (b < BOOK__MBO_REFUSED)
 		book__mbo_list(f, b, sides);
@@ -416,7 +417,7 @@ book__mbo_touch(struct book_feed *f, const struct book_instrument *in, unsigned 
 static inline void
 book__mbo_mbp_snapshot(struct book_feed *f, const struct book_instrument *in, uint32_t last_seq)
 {
-	uint32_t b = f->mbo_of[in->index];
+	uint32_t b = in->mbo;
 
 	if (b >= BOOK__MBO_REFUSED)
 		return;

@@ -80,8 +80,8 @@ book__replay(struct book_feed *f, int32_t sid, uint32_t last_seq, bool mbo)
 		in = book__lookup(f, sid);
 		if (in == NULL)
 			break;
-		if (mbo ? f->mbo_of[in->index] >= BOOK__MBO_REFUSED ||
-				f->mbo_books[f->mbo_of[in->index]].state != BOOK_MBO_VALID :
+		if (mbo ? in->mbo >= BOOK__MBO_REFUSED ||
+				f->mbo_books[in->mbo].state != BOOK_MBO_VALID :
 				in->state != BOOK_STATE_OK)
 			break;
 	}

@@ -244,6 +244,7 @@ book__create(struct book_feed *f, int32_t sid, bool synced)
 	book_instrument_init(in, sid, f->config.default_depth, f->config.default_implied_depth,
 			f->config.price_exponent);
 	in->index = index;
+	in->mbo = BOOK__NIL;
 	in->flags = BOOK_INSTRUMENT_IN_USE;
 	if (!synced && f->config.join == BOOK_JOIN_RECOVER) {
 		in->state = BOOK_STATE_STALE;

@@ -8,10 +8,11 @@
  * Structure and bounds.  A pool of mbo_instruments books, taken by an
  * instrument at its first order entry (or snapshot) and given back when it
  * is removed; none free: the instrument is refused (counted) and shows no
- * book.  Each book holds at most mbo_orders orders in a slab with a free
- * stack, an open-addressing table keyed by OrderID (linear probing, size the
- * power of two >= 2 * mbo_orders, so load <= 1/2; backward-shift deletion,
- * no tombstones), and per side an array of at most mbo_levels price levels
+ * book.  Each book holds at most mbo_orders orders in a slab (slots never
+ * used since the last clear are taken in order above a mark, freed ones
+ * from a stack: a clear is O(1) and the live orders stay packed), an
+ * open-addressing table keyed by OrderID (linear probing, load <= 1/2;
+ * backward-shift deletion, no tombstones), and per side an array of at most mbo_levels price levels
  * sorted worst to best (a branch-free count over the best 8 levels, a
  * binary search below them; the best level is the last, so inserts and
  * removals near the top move few entries, and an order alone at its level
@@ -21,6 +22,15 @@
  * the common case).  Costs: find O(1) expected, level O(1) in the best 8,
  * else O(log L), + a move of the levels between it and the top, queue
  * position O(orders ahead).
+ * The OrderID table is sized to the orders the book holds, not to its
+ * bound: its memory is laid out for mbo_orders (the power of two >=
+ * 2 * mbo_orders entries), but a book starts on the first TABLE_MIN of them
+ * and doubles in place when an insert would take the load over 1/2 (a
+ * rehash of the book's orders, walked through its levels: O(orders) once
+ * per doubling, at most log2(mbo_orders / 16) times between clears, counted
+ * in mbo_table_grows).  A table sized to the bound spread a book of 50
+ * orders over 32 KiB, an L1 miss at nearly every entry (bench_feed,
+ * RESULTS.md).
  * Hitting mbo_orders or mbo_levels empties the book and marks it
  * BOOK_MBO_OVERFLOW (counted): it is never shown half-built, and a snapshot
  * that fits or a ChannelReset brings it back.  All memory is laid out by
@@ -36,6 +46,7 @@
  * incremental packet after its LastMsgSeqNumProcessed is in the buffer, and
  * those packets are then replayed for that book only.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -139,22 +150,38 @@ book__mbo_memsize(const struct book_feed_config *c)
 	if (!c->mbo)
 		return 0;
 	return round64(n * sizeof(struct book_mbo)) + round64(n * sizeof(uint32_t)) +
-		round64((size_t)c->max_instruments * sizeof(uint32_t)) +
 		round64(n * sizeof(uint32_t)) +
 		round64((size_t)c->mbo_diffs * sizeof(struct book_mbo_diff)) + n * book_bytes(c);
 }
 
-/* Empty a book (cold: resets, overflows, snapshots, attach). */
+/* The OrderID table a book starts with (entries, at most its bound's). */
+enum { TABLE_MIN = 32 };
+
+/* Use the first size entries of the table (a power of two, at most
+ * table_size(capacity)), all empty. */
 static void
-book_clear(struct book_mbo *m, uint32_t capacity)
+table_use(struct book_mbo *m, uint32_t size, uint32_t capacity)
 {
 	uint32_t i;
 
-	for (i = 0; i <= m->table_mask; i++)
+	m->table_mask = size - 1;
+	m->table_shift = 64 - (uint32_t)__builtin_ctz(size);
+	/* at the bound's size, capacity <= size / 2 orders keep the load */
+	m->grow_at = size < table_size(capacity) ? size / 2 : UINT32_MAX;
+	for (i = 0; i < size; i++)
 		m->table[i] = BOOK__NIL;
-	for (i = 0; i < capacity; i++)
-		m->free_stack[i] = capacity - 1 - i;
-	m->free_top = capacity;
+}
+
+/* Empty a book (cold: resets, overflows, snapshots, attach): O(TABLE_MIN),
+ * not O(capacity). */
+static void
+book_clear(struct book_mbo *m, uint32_t capacity)
+{
+	const uint32_t max = table_size(capacity);
+
+	table_use(m, max < TABLE_MIN ? max : TABLE_MIN, capacity);
+	m->free_top = 0;
+	m->fresh = 0;
 	m->order_count = 0;
 	m->nlevels[BOOK_BID] = 0;
 	m->nlevels[BOOK_ASK] = 0;
@@ -164,7 +191,7 @@ void
 book__mbo_init(struct book_feed *f, uint8_t *mem)
 {
 	const struct book_feed_config *c = &f->config;
-	uint32_t n = c->mbo_instruments, i, tsize, shift;
+	uint32_t n = c->mbo_instruments, i, tsize;
 	size_t off = 0;
 
 	f->mbo_on = c->mbo;
@@ -174,22 +201,16 @@ book__mbo_init(struct book_feed *f, uint8_t *mem)
 	off += round64((size_t)n * sizeof(struct book_mbo));
 	f->mbo_free = (uint32_t *)(mem + off);
 	off += round64((size_t)n * sizeof(uint32_t));
-	f->mbo_of = (uint32_t *)(mem + off);
-	off += round64((size_t)c->max_instruments * sizeof(uint32_t));
 	f->mbo_check = (uint32_t *)(mem + off);
 	off += round64((size_t)n * sizeof(uint32_t));
 	f->mbo_diffs = (struct book_mbo_diff *)(mem + off);
 	off += round64((size_t)c->mbo_diffs * sizeof(struct book_mbo_diff));
 	tsize = table_size(c->mbo_orders);
-	for (shift = 64; (UINT64_C(1) << (64 - shift)) < tsize; shift--)
-		;
 	for (i = 0; i < n; i++) {
 		struct book_mbo *m = &f->mbo_books[i];
 
 		memset(m, 0, sizeof(*m));
 		m->instrument = BOOK__NIL;
-		m->table_mask = tsize - 1;
-		m->table_shift = shift;
 		m->orders = (struct book__mbo_order *)(mem + off);
 		off += round64((size_t)c->mbo_orders * sizeof(struct book__mbo_order));
 		m->free_stack = (uint32_t *)(mem + off);
@@ -198,11 +219,10 @@ book__mbo_init(struct book_feed *f, uint8_t *mem)
 		off += round64((size_t)tsize * sizeof(uint32_t));
 		m->levels[BOOK_BID] = levels_lay(mem, &off, c->mbo_levels);
 		m->levels[BOOK_ASK] = levels_lay(mem, &off, c->mbo_levels);
+		book_clear(m, c->mbo_orders);
 		f->mbo_free[i] = n - 1 - i;
 	}
 	f->mbo_free_top = n;
-	for (i = 0; i < c->max_instruments; i++)
-		f->mbo_of[i] = BOOK__NIL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -254,7 +274,7 @@ overflow(struct book_feed *f, struct book_mbo *m, bool orders)
 static struct book_mbo *
 book_of(struct book_feed *f, struct book_instrument *in)
 {
-	uint32_t b = f->mbo_of[in->index];
+	uint32_t b = in->mbo;
 	struct book_mbo *m;
 	uint8_t state;
 
@@ -263,7 +283,7 @@ book_of(struct book_feed *f, struct book_instrument *in)
 	if (f->mbo_free_top == 0) {
 		if (b != BOOK__MBO_REFUSED)
 			f->counters.mbo_books_refused++;
-		f->mbo_of[in->index] = BOOK__MBO_REFUSED;
+		in->mbo = BOOK__MBO_REFUSED;
 		return NULL;
 	}
 	if (b != BOOK__MBO_REFUSED && f->mbo_clean)
@@ -272,8 +292,8 @@ book_of(struct book_feed *f, struct book_instrument *in)
 		state = BOOK_MBO_STALE;
 	else
 		state = BOOK_MBO_PARTIAL;
-	f->mbo_of[in->index] = f->mbo_free[--f->mbo_free_top];
-	m = &f->mbo_books[f->mbo_of[in->index]];
+	in->mbo = f->mbo_free[--f->mbo_free_top];
+	m = &f->mbo_books[in->mbo];
 	book_clear(m, f->config.mbo_orders);
 	m->security_id = in->security_id;
 	m->instrument = in->index;
@@ -289,10 +309,10 @@ book_of(struct book_feed *f, struct book_instrument *in)
 void
 book__mbo_release(struct book_feed *f, struct book_instrument *in)
 {
-	uint32_t b = f->mbo_of[in->index], i;
+	uint32_t b = in->mbo, i;
 	struct book_mbo *m;
 
-	f->mbo_of[in->index] = BOOK__NIL;
+	in->mbo = BOOK__NIL;
 	if (b >= BOOK__MBO_REFUSED)
 		return;
 	m = &f->mbo_books[b];
@@ -312,7 +332,7 @@ book__mbo_release(struct book_feed *f, struct book_instrument *in)
 void
 book__mbo_instrument_stale(struct book_feed *f, struct book_instrument *in)
 {
-	uint32_t b = f->mbo_of[in->index];
+	uint32_t b = in->mbo;
 
 	f->mbo_clean = false;
 	if (b < BOOK__MBO_REFUSED)
@@ -349,8 +369,8 @@ book__mbo_channel_reset(struct book_feed *f)
 		if (f->mbo_books[i].instrument != BOOK__NIL)
 			empty_book(f, &f->mbo_books[i]);
 	for (i = 0; i < f->high_water; i++)
-		if (f->mbo_of[i] == BOOK__MBO_REFUSED)
-			f->mbo_of[i] = BOOK__NIL;
+		if (f->instruments[i].mbo == BOOK__MBO_REFUSED)
+			f->instruments[i].mbo = BOOK__NIL;
 	f->mbo_clean = true;
 }
 
@@ -406,6 +426,37 @@ table_remove_at(struct book_mbo *m, uint32_t i)
 		m->table[j] = BOOK__NIL;
 		i = j;
 	}
+}
+
+/* Double the table in place and put every order back: the orders are
+ * those chained in the levels of both sides. */
+static __attribute__((noinline, cold)) void
+table_grow(struct book_feed *f, struct book_mbo *m)
+{
+	uint32_t side, i, o, h, n = 0;
+
+	table_use(m, 2 * (m->table_mask + 1), f->config.mbo_orders);
+	for (side = 0; side < 2; side++)
+		for (i = 0; i < m->nlevels[side]; i++)
+			for (o = m->levels[side][i].head; o != BOOK__NIL; o = m->orders[o].next) {
+				for (h = order_home(m, m->orders[o].id); m->table[h] != BOOK__NIL;
+						h = (h + 1) & m->table_mask)
+					;
+				m->table[h] = o;
+				n++;
+			}
+	assert(n == m->order_count);
+	(void)n;
+	f->counters.mbo_table_grows++;
+}
+
+/* Before a lookup whose free entry an insert may take: the load stays at
+ * most 1/2 after that insert. */
+static inline void
+table_room(struct book_feed *f, struct book_mbo *m)
+{
+	if (__builtin_expect(m->order_count >= m->grow_at, 0))
+		table_grow(f, m);
 }
 
 /* The levels level_search() scans at the top of a side before it searches. */
@@ -670,11 +721,14 @@ add_order(struct book_feed *f, struct book_mbo *m, uint64_t id, uint64_t priorit
 	struct book__mbo_order *ord;
 	uint32_t o;
 
-	if (m->free_top == 0) {
+	if (m->free_top != 0) {
+		o = m->free_stack[--m->free_top];
+	} else if (m->fresh < f->config.mbo_orders) {
+		o = m->fresh++;
+	} else {
 		overflow(f, m, true);
 		return NOT_APPLIED;
 	}
-	o = m->free_stack[--m->free_top];
 	ord = &m->orders[o];
 	ord->id = id;
 	ord->priority = priority;
@@ -726,6 +780,7 @@ apply(struct book_feed *f, struct book_mbo *m, const struct book_instrument *in,
 			go_stale(f, m);
 		return BAD;
 	}
+	table_room(f, m);
 	o = order_find_at(m, e->id, &at);
 	if (e->action == OP_DELETE) {
 		if (o == BOOK__NIL) {
@@ -936,9 +991,9 @@ book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 		m->snap_chunks = chunks;
 		m->snap_last_seq = last_seq;
 	} else {
-		if (in == NULL || f->mbo_of[in->index] >= BOOK__MBO_REFUSED)
+		if (in == NULL || in->mbo >= BOOK__MBO_REFUSED)
 			return;
-		m = &f->mbo_books[f->mbo_of[in->index]];
+		m = &f->mbo_books[in->mbo];
 		if (!m->loading)
 			return;
 	}
@@ -952,6 +1007,7 @@ book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 	}
 	if (S53(no_md_entries)(msg, &g) == 0) {
 		while (mdp3_group_next_flat(&g)) {
+			table_room(f, m);
 			S53(no_md_entries_order_id)(&g, &e.id);
 			if (S53(no_md_entries_md_order_priority)(&g, &e.priority) != 0)
 				e.priority = UINT64_MAX;
@@ -1163,7 +1219,7 @@ book_feed_mbo(const struct book_feed *feed, int32_t security_id)
 		return NULL;
 	}
 	in = feed->mbo_on ? book_feed_find(feed, security_id) : NULL;
-	b = in != NULL ? feed->mbo_of[in->index] : BOOK__NIL;
+	b = in != NULL ? in->mbo : BOOK__NIL;
 	if (b >= BOOK__MBO_REFUSED) {
 		errno = ENOENT;
 		return NULL;
@@ -1373,7 +1429,7 @@ book_feed_mbo_hash(const struct book_feed *feed)
 	if (feed == NULL || !feed->mbo_on)
 		return 0;
 	for (uint32_t i = 0; i < feed->high_water; i++) {
-		const uint32_t b = feed->mbo_of[i];
+		const uint32_t b = feed->instruments[i].mbo;
 
 		if ((feed->instruments[i].flags & BOOK_INSTRUMENT_IN_USE) &&
 		    b < feed->config.mbo_instruments)

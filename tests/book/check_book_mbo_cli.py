@@ -38,7 +38,7 @@ MBO_COUNTERS = ["mbo_entries_47", "mbo_entries_46", "mbo_new", "mbo_changes", "m
                 "mbo_unknown_orders", "mbo_bad_entries", "mbo_not_applied", "mbo_replayed",
                 "mbo_books_refused", "mbo_order_overflows", "mbo_level_overflows",
                 "mbo_stale_marked", "mbo_stale_books", "mbo_snapshots", "mbo_snapshots_ignored",
-                "mbo_resets", "mbo_checks", "mbo_mismatches", "mbo_level_diffs",
+                "mbo_resets", "mbo_table_grows", "mbo_checks", "mbo_mismatches", "mbo_level_diffs",
                 "mbo_checks_ahead"]
 OUTCOMES = ["mbo_new", "mbo_changes", "mbo_deletes", "mbo_unknown_orders", "mbo_bad_entries",
             "mbo_not_applied"]

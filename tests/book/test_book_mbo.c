@@ -1187,6 +1187,74 @@ test_bounds(void **state)
 	check_mbp(T.f, &T.ins[2]);
 }
 
+/* The OrderID table starts at 32 entries and doubles in place as the book
+ * grows (a rehash walked through the levels): every order is found after
+ * each doubling and deletions that shift entries back work at every size;
+ * a ChannelReset brings the table back to its first size; a snapshot big
+ * enough to make it double while it loads is applied whole.  The ids are
+ * CME-like (13 digits, a stride), so homes collide and probes wrap. */
+static void
+test_table_grows(void **state)
+{
+	struct book_feed_config c = {
+		.default_depth = DEPTH, .implied_none = true, .mbo = true,
+		.mbo_instruments = 2, .mbo_orders = MAX_ORDERS, .mbo_levels = MAX_ORDERS,
+		.recovery_packets = 64,
+	};
+	const uint64_t base = UINT64_C(6512000000000);
+	struct minst *mi;
+	struct op op;
+	uint64_t prio = 1;
+	uint32_t snap_seq;
+	unsigned int i;
+
+	(void)state;
+	setup_feed(&c);
+	mi = &T.ins[0];
+	channel_reset(&T);
+	/* 56 adds, a cancel after every 7th: 48 live, past 16 and 32 */
+	for (i = 0; i < 56; i++) {
+		op = (struct op){ 'A', base + (uint64_t)i * 7919, (uint8_t)(i & 1),
+				  (i & 1) ? 101 + i % 9 : 99 - i % 9, 1 + (int32_t)(i % 5), prio++,
+				  i % 3 == 0 };
+		event(&T, mi, &op, 1);
+		if (i % 7 == 6) {
+			op = (struct op){ 'D', base + (uint64_t)(i - 3) * 7919, 0, 0, 0, 0, false };
+			event(&T, mi, &op, 1);
+		}
+		check_all(mi);
+	}
+	assert_int_equal(book_mbo_order_count(book_feed_mbo(T.f, mi->sid)), 48);
+	/* 32 -> 64 -> 128, the size laid out for 64 orders: no further */
+	assert_int_equal(ctr()->mbo_table_grows, 2);
+	/* a reset: back to 32 entries, which doubles again past 16 orders */
+	channel_reset(&T);
+	for (i = 0; i < 20; i++) {
+		op = (struct op){ 'A', base + (uint64_t)i * 4096, BOOK_BID, 90 + i % 4, 1, prio++,
+				  false };
+		event(&T, mi, &op, 1);
+	}
+	check_all(mi);
+	assert_int_equal(ctr()->mbo_table_grows, 3);
+	/* a lost packet: stale; a snapshot of 21 orders refills the book from
+	 * 32 entries and doubles it on the way */
+	T.drop_next = true;
+	op = (struct op){ 'A', base + 20 * 4096, BOOK_ASK, 120, 2, prio++, false };
+	event(&T, mi, &op, 1);
+	op = (struct op){ 'D', base + 3 * 4096, 0, 0, 0, 0, false };
+	event(&T, mi, &op, 1);
+	assert_int_equal(book_mbo_state(book_feed_mbo(T.f, mi->sid)), BOOK_MBO_STALE);
+	snap_seq = T.seq - 1;
+	snapshot52(&T, mi, snap_seq);
+	snapshot53(&T, mi, snap_seq, 8, 0);
+	assert_int_equal(ctr()->mbo_snapshots, 1);
+	assert_int_equal(ctr()->mbo_table_grows, 4);
+	check_all(mi);
+	op = (struct op){ 'M', base + 20 * 4096, BOOK_ASK, 119, 3, prio++, false };
+	event(&T, mi, &op, 1);
+	check_all(mi);
+}
+
 /* Many levels a side (more than the level search scans at the top before it
  * searches): seeded adds at prices anywhere in a band, then price moves,
  * quantity changes and cancels at random; the book equals the model level by
@@ -1672,6 +1740,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_gap_and_recovery, teardown),
 		cmocka_unit_test_teardown(test_channel_reset_and_empty_book, teardown),
 		cmocka_unit_test_teardown(test_bounds, teardown),
+		cmocka_unit_test_teardown(test_table_grows, teardown),
 		cmocka_unit_test_teardown(test_many_levels, teardown),
 		cmocka_unit_test_teardown(test_full_bid_side, teardown),
 		cmocka_unit_test_teardown(test_full_ask_side, teardown),
