@@ -590,6 +590,13 @@ struct book_feed_config {
 	uint32_t mbo_orders;       /**< resting orders per MBO book (default 4096) */
 	uint32_t mbo_levels;       /**< price levels per side of an MBO book (default 1024) */
 	uint32_t mbo_diffs;        /**< oracle differences kept (default 16) */
+	/** Widest vector code the feed may run, in bits (today only the MBO
+	 *  oracle's level comparison has a 256-bit AVX2 version): 0 (default)
+	 *  the widest this CPU and build have, 128 SSE only (tests of that
+	 *  path; a host policy like DPDK's --force-max-simd-bitwidth), 256
+	 *  AVX2 if the CPU has it.  book_feed_config() gives the width chosen:
+	 *  256 or 128 on x86-64, 0 elsewhere.  Other values: -EINVAL. */
+	uint16_t max_simd_bits;
 	struct book_feed_handler handler;
 };
 

@@ -202,6 +202,7 @@ struct book_feed {
 	/* Market by order (config.mbo; all NULL / 0 without it). */
 	bool mbo_on;
 	bool mbo_clean;          /* a ChannelReset and no gap since: new books start valid */
+	bool mbo_avx2;           /* the oracle compares with AVX2 (config.max_simd_bits 256) */
 	uint32_t mbo_free_top;
 	uint32_t mbo_check_count;
 	uint32_t mbo_diff_count;
@@ -361,6 +362,9 @@ book__clamp_u64(uint64_t v)
 
 /* ---- market by order (book_mbo.c) ---- */
 
+/* The vector width (bits) a feed runs for a configured max_simd_bits
+ * (0, 128 or 256): what the CPU has, at most the configured width. */
+uint16_t book__simd_bits(uint16_t max);
 /* Bytes of the MBO memory after the feed's other regions (0 without mbo). */
 size_t book__mbo_memsize(const struct book_feed_config *c);
 /* Lay the MBO books out at mem (book__mbo_memsize() bytes). */

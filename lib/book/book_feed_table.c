@@ -70,6 +70,9 @@ fill_config(const struct book_feed_config *in, struct book_feed_config *out)
 				out->mbo_diffs > BOOK_MAX_MBO_INSTRUMENTS)
 			return -EINVAL;
 	}
+	if (out->max_simd_bits != 0 && out->max_simd_bits != 128 && out->max_simd_bits != 256)
+		return -EINVAL;
+	out->max_simd_bits = book__simd_bits(out->max_simd_bits);
 	if (out->max_instruments > BOOK_MAX_INSTRUMENTS ||
 			out->recovery_packets > BOOK_MAX_RECOVERY_PACKETS ||
 			out->default_depth > BOOK_MAX_DEPTH ||

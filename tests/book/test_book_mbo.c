@@ -41,6 +41,12 @@
 #define DEPTH 3
 
 static const char *cme_data;
+/* book_feed_config.max_simd_bits of every feed of the run (main runs the
+ * tests at 0, the widest the CPU has, and at 128) */
+static uint16_t simd_bits;
+/* levels a side of the price-level books the packets carry: the feed's
+ * default_depth (set by setup_feed) */
+static unsigned int mbp_depth = DEPTH;
 
 /* ---- the model ---------------------------------------------------------- */
 
@@ -220,24 +226,24 @@ struct mbp_entry {
 	struct book_level v;
 };
 
-/* Positional updates that turn the old top DEPTH levels into the new ones:
+/* Positional updates that turn the old top mbp_depth levels into the new ones:
  * levels emptied are deleted bottom up (nothing above moves), the rest are
  * overlaid (or changed, same price) where they differ. */
 static unsigned int
 mbp_diff(const struct book_level *old, const struct book_level *now, uint8_t side,
 		struct mbp_entry *out)
 {
-	struct book_level cur[DEPTH];
+	struct book_level cur[BOOK_MAX_DEPTH];
 	unsigned int n = 0, i;
 
-	memcpy(cur, old, sizeof(cur));
-	for (i = DEPTH; i-- > 0;)
+	memcpy(cur, old, mbp_depth * sizeof(cur[0]));
+	for (i = mbp_depth; i-- > 0;)
 		if (now[i].price == BOOK_PRICE_NONE && cur[i].price != BOOK_PRICE_NONE) {
 			out[n++] = (struct mbp_entry){ BOOK_ACTION_DELETE, side, (uint8_t)(i + 1),
 				cur[i] };
 			cur[i].price = BOOK_PRICE_NONE;
 		}
-	for (i = 0; i < DEPTH; i++) {
+	for (i = 0; i < mbp_depth; i++) {
 		if (now[i].price == BOOK_PRICE_NONE || (now[i].price == cur[i].price &&
 					now[i].qty == cur[i].qty && now[i].orders == cur[i].orders))
 			continue;
@@ -272,15 +278,15 @@ static void
 event_ex(struct t *t, struct minst *mi, const struct op *ops, unsigned int n, bool end,
 		int64_t mbp_bias)
 {
-	struct book_level old[2][DEPTH], now[2][DEPTH];
-	struct mbp_entry e[4 * DEPTH];
+	struct book_level old[2][BOOK_MAX_DEPTH], now[2][BOOK_MAX_DEPTH];
+	struct mbp_entry e[4 * BOOK_MAX_DEPTH];
 	uint8_t ref[16] = { 0 };
 	unsigned int ne = 0, i, j, n47 = 0, n46 = 0;
 	struct tp p;
 	uint8_t side;
 
 	for (side = 0; side < 2; side++)
-		model_levels(mi, side, old[side], DEPTH);
+		model_levels(mi, side, old[side], mbp_depth);
 	for (i = 0; i < n; i++) {
 		struct op o = ops[i];
 		const struct morder *m = model_find(mi, o.id);
@@ -293,7 +299,7 @@ event_ex(struct t *t, struct minst *mi, const struct op *ops, unsigned int n, bo
 		model_apply(mi, &o);
 	}
 	for (side = 0; side < 2; side++) {
-		model_levels(mi, side, now[side], DEPTH);
+		model_levels(mi, side, now[side], mbp_depth);
 		ne += mbp_diff(old[side], now[side], side, &e[ne]);
 	}
 	if (ne > 0) {
@@ -369,7 +375,7 @@ event(struct t *t, struct minst *mi, const struct op *ops, unsigned int n)
 static void
 snapshot52(struct t *t, struct minst *mi, uint32_t last_seq)
 {
-	struct book_level lv[DEPTH];
+	struct book_level lv[BOOK_MAX_DEPTH];
 	unsigned int side, i, n;
 	struct tp p;
 
@@ -381,7 +387,7 @@ snapshot52(struct t *t, struct minst *mi, uint32_t last_seq)
 	tp_set(&p, "RptSeq", mi->rpt);
 	tp_group(&p, "NoMDEntries");
 	for (side = 0; side < 2; side++) {
-		n = model_levels(mi, (uint8_t)side, lv, DEPTH);
+		n = model_levels(mi, (uint8_t)side, lv, mbp_depth);
 		for (i = 0; i < n; i++) {
 			tp_entry(&p);
 			tp_set(&p, "MDEntryType", side == BOOK_BID ? '0' : '1');
@@ -500,18 +506,18 @@ check_book(struct book_feed *f, struct minst *mi)
 	}
 }
 
-/* The price-level book equals the model's top DEPTH levels (the packets are right). */
+/* The price-level book equals the model's top mbp_depth levels (the packets are right). */
 static void
 check_mbp(struct book_feed *f, struct minst *mi)
 {
 	const struct book_instrument *in = book_feed_find(f, mi->sid);
-	struct book_level want[DEPTH];
+	struct book_level want[BOOK_MAX_DEPTH];
 	unsigned int side, i;
 
 	assert_non_null(in);
 	for (side = 0; side < 2; side++) {
-		model_levels(mi, (uint8_t)side, want, DEPTH);
-		for (i = 0; i < DEPTH; i++) {
+		model_levels(mi, (uint8_t)side, want, mbp_depth);
+		for (i = 0; i < mbp_depth; i++) {
 			const struct book_level *l = side == BOOK_BID ? &in->bid[i] : &in->ask[i];
 
 			assert_int_equal(l->price, want[i].price);
@@ -549,11 +555,13 @@ setup_feed(const struct book_feed_config *extra)
 
 	if (extra != NULL)
 		c = *extra;
+	c.max_simd_bits = simd_bits;
 	if (T.f != NULL)
 		book_feed_destroy(T.f);
 	memset(&T, 0, sizeof(T));
 	T.f = book_feed_create(&c);
 	assert_non_null(T.f);
+	mbp_depth = book_feed_config(T.f)->default_depth;
 	T.seq = 1;
 	for (i = 0; i < 3; i++)
 		T.ins[i].sid = 101 + (int32_t)i;
@@ -1725,6 +1733,85 @@ test_config(void **state)
 	assert_null(book_feed_mbo(NULL, 1));
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(book_mbo_state(NULL), BOOK_MBO_STALE);
+	/* vector widths: what the CPU has, at most the one asked for */
+	c = (struct book_feed_config){ .mbo = true, .max_simd_bits = 64 };
+	assert_int_equal(book_feed_memsize(&c), 0);
+	assert_int_equal(errno, EINVAL);
+#if defined(__x86_64__)
+	assert_int_equal(book_feed_config(T.f)->max_simd_bits,
+			 simd_bits == 128 || !__builtin_cpu_supports("avx2") ? 128 : 256);
+#endif
+}
+
+/* A difference at the 10th level of a full-depth side, on either side:
+ * the comparisons that load more than a level at a time (the AVX2 pass
+ * reads 8 bytes past the level, still inside the instrument) see it, and
+ * nothing they mask out (the MBO level's links, what follows the level)
+ * makes a difference where there is none. */
+static void
+test_oracle_tenth_level(void **state)
+{
+	const struct book_feed_config c = feed_config(BOOK_MAX_DEPTH);
+	struct book_mbo_diff d[4];
+	struct minst *mi;
+	unsigned int side, k;
+	uint64_t id = 1;
+
+	(void)state;
+	for (side = 0; side < 2; side++) {
+		struct book_level lv[BOOK_MAX_DEPTH];
+		struct mbp_entry e;
+		const int64_t px = side == BOOK_BID ? 90 : 110;
+
+		setup_feed(&c);
+		mi = &T.ins[0];
+		channel_reset(&T);
+		/* 12 levels of two orders on this side, one on the other */
+		for (k = 0; k < 12; k++) {
+			const int64_t at = side == BOOK_BID ? px - (int64_t)k : px + (int64_t)k;
+			const struct op two[2] = {
+				{ 'A', id, (uint8_t)side, at, 1 + (int32_t)k, id, false },
+				{ 'A', id + 1, (uint8_t)side, at, 2, id + 1, k % 2 == 0 },
+			};
+
+			id += 2;
+			event(&T, mi, two, 2);
+		}
+		{
+			const struct op other = { 'A', id, (uint8_t)(side ^ 1u),
+						  side == BOOK_BID ? 120 : 80, 3, id, false };
+
+			id++;
+			event(&T, mi, &other, 1);
+		}
+		check_all(mi);
+		assert_int_equal(model_levels(mi, (uint8_t)side, lv, BOOK_MAX_DEPTH),
+				 BOOK_MAX_DEPTH);
+		/* the price-level book's 10th level alone says one order more */
+		e = (struct mbp_entry){ BOOK_ACTION_CHANGE, (uint8_t)side, BOOK_MAX_DEPTH,
+					lv[BOOK_MAX_DEPTH - 1] };
+		e.v.orders++;
+		mbp_event(&T, mi, &e, 1);
+		assert_int_equal(ctr()->mbo_mismatches, 1);
+		assert_int_equal(ctr()->mbo_level_diffs, 1);
+		assert_int_equal(book_feed_mbo_diffs(T.f, d, 4), 1);
+		assert_int_equal(d[0].side, side);
+		assert_int_equal(d[0].level, BOOK_MAX_DEPTH);
+		assert_int_equal(d[0].mbo.orders, 2);
+		assert_int_equal(d[0].mbp.orders, 3);
+		/* put right: no difference, then its price alone wrong */
+		e.v.orders--;
+		mbp_event(&T, mi, &e, 1);
+		assert_int_equal(ctr()->mbo_mismatches, 1);
+		e = (struct mbp_entry){ BOOK_ACTION_OVERLAY, (uint8_t)side, BOOK_MAX_DEPTH,
+					lv[BOOK_MAX_DEPTH - 1] };
+		e.v.price += side == BOOK_BID ? -PX(1) : PX(1);
+		mbp_event(&T, mi, &e, 1);
+		assert_int_equal(ctr()->mbo_mismatches, 2);
+		assert_int_equal(book_feed_mbo_diffs(T.f, d, 4), 2);
+		assert_int_equal(d[1].level, BOOK_MAX_DEPTH);
+		assert_int_equal(d[1].mbo.price, lv[BOOK_MAX_DEPTH - 1].price);
+	}
 }
 
 int
@@ -1736,6 +1823,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_oracle_reports_difference, teardown),
 		cmocka_unit_test_teardown(test_oracle_both_sides, teardown),
 		cmocka_unit_test_teardown(test_oracle_levels_out_of_order, teardown),
+		cmocka_unit_test_teardown(test_oracle_tenth_level, teardown),
 		cmocka_unit_test_teardown(test_event_split_over_packets, teardown),
 		cmocka_unit_test_teardown(test_gap_and_recovery, teardown),
 		cmocka_unit_test_teardown(test_channel_reset_and_empty_book, teardown),
@@ -1750,6 +1838,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_capture_v91),
 	};
 	struct stat st;
+	int rc;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s CME_DATA_DIR [test filter]\n", argv[0]);
@@ -1760,5 +1849,7 @@ main(int argc, char **argv)
 		cmocka_set_test_filter(argv[2]);
 	if (stat(cme_data, &st) != 0 || !S_ISDIR(st.st_mode))
 		cmocka_set_skip_filter("test_capture_v91");
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	rc = cmocka_run_group_tests_name("max_simd_bits 0 (the CPU's widest)", tests, NULL, NULL);
+	simd_bits = 128;
+	return rc | cmocka_run_group_tests_name("max_simd_bits 128", tests, NULL, NULL);
 }
