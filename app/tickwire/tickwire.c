@@ -1221,6 +1221,7 @@ add_channels(struct rte_tel_data *d)
 		ADD(mbo_books_refused);
 		ADD(mbo_order_overflows);
 		ADD(mbo_level_overflows);
+		ADD(mbo_table_grows);
 #undef ADD
 	}
 }

@@ -107,6 +107,7 @@ mirror_book(struct tw_chain *c, uint32_t index)
 	mirror(&cs->mbo_books_refused, fc->mbo_books_refused);
 	mirror(&cs->mbo_order_overflows, fc->mbo_order_overflows);
 	mirror(&cs->mbo_level_overflows, fc->mbo_level_overflows);
+	mirror(&cs->mbo_table_grows, fc->mbo_table_grows);
 }
 
 /* Ticks from @p t0 to now, the decode group taking a datagram (records only). */

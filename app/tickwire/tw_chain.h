@@ -250,6 +250,7 @@ struct tw_chain_channel_stats {
 	uint64_t mbo_books_refused;   /**< instruments refused a book (book.mbo.instruments) */
 	uint64_t mbo_order_overflows; /**< books emptied at book.mbo.orders */
 	uint64_t mbo_level_overflows; /**< books emptied at book.mbo.levels */
+	uint64_t mbo_table_grows;     /**< OrderID tables doubled (a rehash: a latency step) */
 };
 
 struct tw_chain;

@@ -12,8 +12,8 @@
  * used since the last clear are taken in order above a mark, freed ones
  * from a stack: a clear is O(1) and the live orders stay packed), an
  * open-addressing table keyed by OrderID (linear probing, load <= 1/2;
- * backward-shift deletion, no tombstones), and per side an array of at most mbo_levels price levels
- * sorted worst to best (a branch-free count over the best 8 levels, a
+ * backward-shift deletion, no tombstones), and per side an array of at
+ * most mbo_levels price levels sorted worst to best (a branch-free count over the best 8 levels, a
  * binary search below them; the best level is the last, so inserts and
  * removals near the top move few entries, and an order alone at its level
  * that moves on its side takes the level's place).  A level chains

@@ -1382,8 +1382,10 @@ def mbo_telemetry(ctx):
     """The appliance's /tickwire/mbo on a looped MBO capture: @return one answer."""
     p, prefix = mbo_live(ctx, 'mbo-telemetry', MBO_CFG)
     try:
-        if wait_stats(prefix, lambda s: s.get('channel_310_mbo_checks', 0) > 0) is None:
-            fail('/tickwire/stats: channel_310_mbo_checks never moved')
+        # books of more than 16 orders: their OrderID tables doubled
+        if wait_stats(prefix, lambda s: s.get('channel_310_mbo_checks', 0) > 0 and
+                      s.get('channel_310_mbo_table_grows', 0) > 0) is None:
+            fail('/tickwire/stats: channel_310_mbo_checks or _table_grows never moved')
         t = Telemetry(telemetry_path(prefix))
         if '/tickwire/mbo' not in t.query('/')['/']:
             fail('/tickwire/mbo not registered')
@@ -1415,7 +1417,7 @@ def mbo_telemetry(ctx):
 
 MBO_TEL_KEYS = ('orders_added', 'stale_books', 'snapshots', 'checks', 'mismatches',
                 'level_diffs', 'unknown_orders', 'bad_entries', 'books_refused',
-                'order_overflows', 'level_overflows')
+                'order_overflows', 'level_overflows', 'table_grows')
 
 
 def mbo_bounds_telemetry(ctx):
@@ -1438,7 +1440,7 @@ def mbo_bounds_telemetry(ctx):
     finally:
         out = mbo_stop(p)
     c = counters(out)
-    for k in ('books_refused', 'order_overflows', 'level_overflows'):
+    for k in ('books_refused', 'order_overflows', 'level_overflows', 'table_grows'):
         if int(c.get('mbo.' + k, -1)) < st['channel_310_mbo_' + k]:
             fail('mbo.%s %s at exit, below telemetry\'s %d' % (k, c.get('mbo.' + k),
                                                                st['channel_310_mbo_' + k]))
