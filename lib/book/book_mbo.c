@@ -440,16 +440,15 @@ table_remove_at(struct book_mbo *m, uint32_t i)
 static __attribute__((noinline, cold)) void
 table_grow(struct book_feed *f, struct book_mbo *m)
 {
-	uint32_t side, i, o, h, n = 0;
+	uint32_t side, i, o, at, n = 0;
 
 	table_use(m, 2 * (m->table_mask + 1), f->config.mbo_orders);
 	for (side = 0; side < 2; side++)
 		for (i = 0; i < m->nlevels[side]; i++)
 			for (o = m->levels[side][i].head; o != BOOK__NIL; o = m->orders[o].next) {
-				for (h = order_home(m, m->orders[o].id); m->table[h] != BOOK__NIL;
-						h = (h + 1) & m->table_mask)
-					;
-				m->table[h] = o;
+				/* not there yet: the probe stops at its free entry */
+				(void)order_find_at(m, m->orders[o].id, &at);
+				m->table[at] = o;
 				n++;
 			}
 	assert(n == m->order_count);
@@ -1112,7 +1111,7 @@ _Static_assert(offsetof(struct book_instrument, ask) ==
  * list links and the price level's reserved field and the 8 bytes after
  * it, still inside the instrument, are masked out): ~4 instructions a
  * level against ~8 for two 16-byte compares.  bench_feed: MBO+MBP / MBP
- * 2.04-2.07 -> 1.99-2.01 (RESULTS.md). */
+ * 2.02-2.07 -> 2.00-2.03 (RESULTS.md, issue 17). */
 static __attribute__((target("avx2"), noinline)) bool
 side_differs_avx2(const struct book__mbo_level *lv, const struct book_level *mbp,
 		  unsigned int depth)
