@@ -67,6 +67,7 @@ struct book__table_slot {
 
 struct book__lookup_entry {
 	int32_t sid;
+	uint32_t mbo;   /* in->mbo, kept in step by set_mbo() (book_mbo.c) */
 	struct book_instrument *in;
 };
 
@@ -241,6 +242,7 @@ book__probe(struct book_feed *f, int32_t sid, struct book__lookup_entry *way)
 		if (s->key == sid) {
 			way->sid = sid;
 			way->in = &f->instruments[s->index];
+			way->mbo = way->in->mbo;
 			return way->in;
 		}
 	}

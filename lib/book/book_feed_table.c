@@ -135,6 +135,7 @@ lookup_cache_clear(struct book_feed *f)
 
 	for (i = 0; i < BOOK__LOOKUP_WAYS; i++) {
 		f->lookup_cache[i].sid = BOOK__LOOKUP_EMPTY(i);
+		f->lookup_cache[i].mbo = BOOK__NIL;
 		f->lookup_cache[i].in = NULL;
 	}
 }
@@ -263,6 +264,7 @@ book__create(struct book_feed *f, int32_t sid, bool synced)
 	way = book__lookup_way(f, sid);
 	way->sid = sid;
 	way->in = in;
+	way->mbo = in->mbo;
 	return in;
 }
 
