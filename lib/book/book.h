@@ -590,6 +590,13 @@ struct book_feed_config {
 	uint32_t mbo_orders;       /**< resting orders per MBO book (default 4096) */
 	uint32_t mbo_levels;       /**< price levels per side of an MBO book (default 1024) */
 	uint32_t mbo_diffs;        /**< oracle differences kept (default 16) */
+	/** Start every MBO book's OrderID table at the size mbo_orders needs
+	 *  (2 × mbo_orders entries, a power of two) instead of 32 entries: no
+	 *  doubling (a rehash of the book's orders on the market-data path,
+	 *  mbo_table_grows) ever, for a table spread over its whole size while
+	 *  the book is small (more cache misses per order entry; bench_mbo_table
+	 *  and bench_feed, tests/perf/RESULTS.md). */
+	bool mbo_presize;
 	/** Widest vector code the feed may run, in bits (today only the MBO
 	 *  oracle's level comparison has a 256-bit AVX2 version): 0 (default)
 	 *  the widest this CPU and build have, 128 SSE only (tests of that

@@ -30,7 +30,8 @@
  * per doubling, at most log2(mbo_orders / 16) times between clears, counted
  * in mbo_table_grows).  A table sized to the bound spread a book of 50
  * orders over 32 KiB, an L1 miss at nearly every entry (bench_feed,
- * RESULTS.md).
+ * RESULTS.md).  config.mbo_presize starts every book at the bound's size
+ * instead: no doubling ever, at that cost.
  * Hitting mbo_orders or mbo_levels empties the book and marks it
  * BOOK_MBO_OVERFLOW (counted): it is never shown half-built, and a snapshot
  * that fits or a ChannelReset brings it back.  All memory is laid out by
@@ -179,13 +180,13 @@ table_use(struct book_mbo *m, uint32_t size, uint32_t capacity)
 }
 
 /* Empty a book (cold: resets, overflows, snapshots, attach): O(TABLE_MIN),
- * not O(capacity). */
+ * not O(capacity), unless config.mbo_presize (the whole table). */
 static void
-book_clear(struct book_mbo *m, uint32_t capacity)
+book_clear(const struct book_feed_config *c, struct book_mbo *m)
 {
-	const uint32_t max = table_size(capacity);
+	const uint32_t max = table_size(c->mbo_orders);
 
-	table_use(m, max < TABLE_MIN ? max : TABLE_MIN, capacity);
+	table_use(m, max < TABLE_MIN || c->mbo_presize ? max : TABLE_MIN, c->mbo_orders);
 	m->free_top = 0;
 	m->fresh = 0;
 	m->order_count = 0;
@@ -226,7 +227,7 @@ book__mbo_init(struct book_feed *f, uint8_t *mem)
 		off += round64((size_t)tsize * sizeof(uint32_t));
 		m->levels[BOOK_BID] = levels_lay(mem, &off, c->mbo_levels);
 		m->levels[BOOK_ASK] = levels_lay(mem, &off, c->mbo_levels);
-		book_clear(m, c->mbo_orders);
+		book_clear(c, m);
 		f->mbo_free[i] = n - 1 - i;
 	}
 	f->mbo_free_top = n;
@@ -271,7 +272,7 @@ overflow(struct book_feed *f, struct book_mbo *m, bool orders)
 		f->counters.mbo_order_overflows++;
 	else
 		f->counters.mbo_level_overflows++;
-	book_clear(m, f->config.mbo_orders);
+	book_clear(&f->config, m);
 	m->loading = false;
 	set_state(f, m, BOOK_MBO_OVERFLOW);
 }
@@ -313,7 +314,7 @@ book_of(struct book_feed *f, struct book_instrument *in)
 		state = BOOK_MBO_PARTIAL;
 	set_mbo(f, in, f->mbo_free[--f->mbo_free_top]);
 	m = &f->mbo_books[in->mbo];
-	book_clear(m, f->config.mbo_orders);
+	book_clear(&f->config, m);
 	m->security_id = in->security_id;
 	m->instrument = in->index;
 	m->loading = false;
@@ -372,7 +373,7 @@ book__mbo_all_stale(struct book_feed *f)
 static void
 empty_book(struct book_feed *f, struct book_mbo *m)
 {
-	book_clear(m, f->config.mbo_orders);
+	book_clear(&f->config, m);
 	m->loading = false;
 	set_state(f, m, BOOK_MBO_VALID);
 	f->counters.mbo_resets++;
@@ -1013,7 +1014,7 @@ book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 			f->counters.mbo_snapshots_ignored++;
 			return;
 		}
-		book_clear(m, f->config.mbo_orders);
+		book_clear(&f->config, m);
 		set_state(f, m, BOOK_MBO_STALE);
 		m->loading = true;
 		m->snap_next_chunk = 1;
@@ -1029,7 +1030,7 @@ book__mbo_on_snapshot53(struct book__walk_ctx *c, const struct mdp3_msg *msg)
 	if (chunk != m->snap_next_chunk || chunks != m->snap_chunks ||
 			last_seq != m->snap_last_seq) {
 		/* a chunk went missing: empty, stale, wait for the next loop */
-		book_clear(m, f->config.mbo_orders);
+		book_clear(&f->config, m);
 		m->loading = false;
 		f->counters.mbo_snapshots_ignored++;
 		return;

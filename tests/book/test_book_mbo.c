@@ -1263,6 +1263,45 @@ test_table_grows(void **state)
 	check_all(mi);
 }
 
+/* mbo_presize: the same orders as test_table_grows, on tables laid out at
+ * their bound's size from the start and after a reset: never doubled. */
+static void
+test_table_presized(void **state)
+{
+	struct book_feed_config c = {
+		.default_depth = DEPTH, .implied_none = true, .mbo = true,
+		.mbo_instruments = 2, .mbo_orders = MAX_ORDERS, .mbo_levels = MAX_ORDERS,
+		.recovery_packets = 64, .mbo_presize = true,
+	};
+	const uint64_t base = UINT64_C(6512000000000);
+	struct minst *mi;
+	struct op op;
+	uint64_t prio = 1;
+	unsigned int i, round;
+
+	(void)state;
+	setup_feed(&c);
+	assert_true(book_feed_config(T.f)->mbo_presize);
+	mi = &T.ins[0];
+	for (round = 0; round < 2; round++) {
+		channel_reset(&T);
+		for (i = 0; i < 56; i++) {
+			op = (struct op){ 'A', base + (uint64_t)i * 7919, (uint8_t)(i & 1),
+					  (i & 1) ? 101 + i % 9 : 99 - i % 9, 1 + (int32_t)(i % 5),
+					  prio++, i % 3 == 0 };
+			event(&T, mi, &op, 1);
+			if (i % 7 == 6) {
+				op = (struct op){ 'D', base + (uint64_t)(i - 3) * 7919, 0, 0, 0, 0,
+						  false };
+				event(&T, mi, &op, 1);
+			}
+			check_all(mi);
+		}
+		assert_int_equal(book_mbo_order_count(book_feed_mbo(T.f, mi->sid)), 48);
+		assert_int_equal(ctr()->mbo_table_grows, 0);
+	}
+}
+
 /* Many levels a side (more than the level search scans at the top before it
  * searches): seeded adds at prices anywhere in a band, then price moves,
  * quantity changes and cancels at random; the book equals the model level by
@@ -1829,6 +1868,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_channel_reset_and_empty_book, teardown),
 		cmocka_unit_test_teardown(test_bounds, teardown),
 		cmocka_unit_test_teardown(test_table_grows, teardown),
+		cmocka_unit_test_teardown(test_table_presized, teardown),
 		cmocka_unit_test_teardown(test_many_levels, teardown),
 		cmocka_unit_test_teardown(test_full_bid_side, teardown),
 		cmocka_unit_test_teardown(test_full_ask_side, teardown),
