@@ -890,6 +890,7 @@ channels_create(struct tw_chain *c)
 	fcfg.book.mbo_orders = opts->mbo_orders;
 	fcfg.book.mbo_levels = opts->mbo_levels;
 	fcfg.book.mbo_diffs = opts->mbo_diffs;
+	fcfg.book.mbo_presize = opts->mbo_presize;
 	for (uint32_t i = 0; i < c->n_channels; i++) {
 		c->channel_stats[i].channel = opts->n_channels != 0 ? opts->channels[i] : 0;
 		fcfg.book.mbo = opts->mbo[i];

@@ -96,6 +96,7 @@ struct tw_chain_opts {
 	uint32_t mbo_orders;          /**< resting orders per MBO book */
 	uint32_t mbo_levels;          /**< price levels per side of an MBO book */
 	uint32_t mbo_diffs;           /**< MBO/MBP differences kept per channel */
+	bool mbo_presize;             /**< OrderID tables at full size from the start */
 	/** How the decode group's stages call each other (enum tw_chain_hops;
 	 *  0: TW_HOPS_EDGE, what the appliance runs). */
 	uint8_t hops;

@@ -53,6 +53,7 @@ tw_chain_opts_from_cfg(struct tw_chain_opts *o, const struct tw_cfg *cfg)
 	o->mbo_orders = cfg->book.mbo.orders;
 	o->mbo_levels = cfg->book.mbo.levels;
 	o->mbo_diffs = cfg->book.mbo.diffs;
+	o->mbo_presize = cfg->book.mbo.presize;
 	o->strategy_enabled = cfg->strategy.enabled;
 	o->strategy.n_instruments = cfg->strategy.n_instruments;
 	for (uint32_t i = 0; i < cfg->strategy.n_instruments &&

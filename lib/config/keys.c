@@ -93,6 +93,7 @@ static const struct tw_cfg_key keys[] = {
 	{ C, "book.mbo", "orders", I, OPT, 16, 16777216, "4096" },
 	{ C, "book.mbo", "levels", I, OPT, 4, 1048576, "1024" },
 	{ C, "book.mbo", "diffs", I, OPT, 0, 4096, "16" },
+	{ C, "book.mbo", "presize", B, OPT, 0, 1, "false" },
 	{ C, "strategy", "enabled", B, OPT, 0, 1, "true" },
 	{ C, "strategy", "instruments", L, REQ, 1, 2147483647, NULL },
 	{ C, "strategy", "imbalance_numerator", I, OPT, 1, 1000000, "3" },

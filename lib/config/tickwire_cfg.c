@@ -780,6 +780,7 @@ static void load_mbo(struct cfg_ctx *cc)
 		m->levels = (uint32_t)v;
 	if (get_int(cc, "book.mbo", "diffs", &v, NULL))
 		m->diffs = (uint32_t)v;
+	get_bool(cc, "book.mbo", "presize", &m->presize, NULL);
 }
 
 static void load_risk(struct cfg_ctx *cc)

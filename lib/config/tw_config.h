@@ -424,6 +424,7 @@ struct tw_cfg_mbo {
 	uint32_t orders;                  /**< resting orders per MBO book */
 	uint32_t levels;                  /**< price levels per side of an MBO book */
 	uint32_t diffs;                   /**< MBO/MBP differences kept per channel */
+	bool presize;                     /**< OrderID tables at full size from the start */
 };
 
 /** book: the books of each channel (lib/book). */

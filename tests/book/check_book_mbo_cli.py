@@ -262,7 +262,8 @@ def test_v91(tool, decode, path):
     for ch in doc["channels"]:
         cid, c = ch["channel"], ch["mbo"]["counters"]
         check(ch["mbo"]["bounds"] == {"instruments": 256, "orders": 4096, "levels": 1024,
-                                      "diffs": 16}, "v9.1: bounds %s" % ch["mbo"]["bounds"])
+                                      "diffs": 16, "presize": False},
+              "v9.1: bounds %s" % ch["mbo"]["bounds"])
         check(c["mbo_entries_47"] == n47.get(cid, 0) and c["mbo_entries_46"] == n46.get(cid, 0),
               "v9.1 ch %d: entries %d/%d, decoder %d/%d" % (cid, c["mbo_entries_47"],
                                                            c["mbo_entries_46"], n47.get(cid, 0),
@@ -323,7 +324,7 @@ def test_v91(tool, decode, path):
         books, counts, _, refused = model_partial_books(per_channel[ch["channel"]], max_books=64)
         c = ch["mbo"]["counters"]
         check(ch["mbo"]["bounds"] == {"instruments": 64, "orders": 4096, "levels": 1024,
-                                      "diffs": 16}, "v9.1: default bounds")
+                                      "diffs": 16, "presize": False}, "v9.1: default bounds")
         check(c["mbo_books_refused"] == len(refused) and
               c["mbo_not_applied"] == counts["not_applied"] and
               ch["mbo"]["books"]["partial"] == len(books),
@@ -524,6 +525,16 @@ def test_synth(tool, synth, tmp):
                 mbo = [(l["mantissa"], l["qty"], l["orders"]) for l in i["mbo"][side]]
                 check(mbo == mbp, "synth %d %s: MBO levels %s = MBP %s" %
                       (i["security_id"], side, mbo, mbp))
+    # --mbo-presize: the same books, tables never doubled (they did above)
+    pre = tool_json(tool, "--mbo", "--mbo-presize", "--levels", "10", a, b)
+    for ch, chp in zip(doc["channels"], pre["channels"]):
+        grows, grows_pre = (c["mbo"]["counters"]["mbo_table_grows"] for c in (ch, chp))
+        check(grows > 0 and grows_pre == 0 and chp["mbo"]["bounds"]["presize"],
+              "synth: --mbo-presize, no table doubled (%d without it, %d with)" %
+              (grows, grows_pre))
+        check(chp["instruments"] == ch["instruments"] and
+              chp["mbo"]["counters"]["mbo_mismatches"] == 0,
+              "synth: --mbo-presize gives the same books")
 
 
 def test_usage(tool, path):
@@ -537,7 +548,8 @@ def test_usage(tool, path):
                          (["--mbo", "--mbo-orders-per-level", "-1"], "--mbo-orders-per-level"),
                          (["--mbo", "--mbo-diffs", "0"], "--mbo-diffs"),
                          (["--mbo-orders", "10"], "--mbo-orders"),
-                         (["--mbo-orders-per-level", "2"], "--mbo-orders-per-level")):
+                         (["--mbo-orders-per-level", "2"], "--mbo-orders-per-level"),
+                         (["--mbo-presize"], "--mbo-presize")):
         p = run(tool, *args, path, expect=2)
         check(option in p.stderr and "want" in p.stderr or "needs --mbo" in p.stderr,
               "usage %s: the error names %s (%s)" % (args, option, p.stderr.strip()))

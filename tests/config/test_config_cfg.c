@@ -566,6 +566,7 @@ static void mbo_settings(void **state)
 	assert_int_equal(cfg->book.mbo.orders, 4096);
 	assert_int_equal(cfg->book.mbo.levels, 1024);
 	assert_int_equal(cfg->book.mbo.diffs, 16);
+	assert_false(cfg->book.mbo.presize);
 	assert_int_equal(cfg->strategy.queue_max_ahead, 0);
 	fx_free(fx);
 
@@ -573,7 +574,7 @@ static void mbo_settings(void **state)
 	fx_replace(&fx->config_text, "  mode = \"none\";",
 		   "  mode = \"none\";\n};\nbook = {\n  mbo = {\n    channels = [ 310 ];\n"
 		   "    instruments = 8;\n    orders = 100000;\n    levels = 64;\n"
-		   "    diffs = 0;\n  };");
+		   "    diffs = 0;\n    presize = true;\n  };");
 	fx_replace(&fx->config_text, "  instruments = [ 13950, 2615 ];",
 		   "  instruments = [ 13950, 2615 ];\n  queue_max_ahead = 25;");
 	cfg = fx_expect_ok(fx);
@@ -583,6 +584,7 @@ static void mbo_settings(void **state)
 	assert_int_equal(cfg->book.mbo.orders, 100000);
 	assert_int_equal(cfg->book.mbo.levels, 64);
 	assert_int_equal(cfg->book.mbo.diffs, 0);
+	assert_true(cfg->book.mbo.presize);
 	assert_int_equal(cfg->strategy.queue_max_ahead, 25);
 	fx_free(fx);
 
@@ -606,6 +608,13 @@ static void mbo_settings(void **state)
 		   "  mode = \"none\";\n};\nbook = {\n  mbo = {\n    orders = 8;\n  };");
 	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "orders = 8"),
 			"book.mbo.orders = 8: out of range 16..16777216");
+	fx_free(fx);
+
+	fx = fx_new();
+	fx_replace(&fx->config_text, "  mode = \"none\";",
+		   "  mode = \"none\";\n};\nbook = {\n  mbo = {\n    presize = 1;\n  };");
+	fx_expect_error(fx, CFG, fx_line_of(fx->config_text, "presize = 1"),
+			"book.mbo.presize");
 	fx_free(fx);
 
 	fx = fx_new();

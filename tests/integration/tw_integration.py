@@ -1347,8 +1347,10 @@ def check_telemetry(ctx):
 # contract ahead of it.
 MBO_CFG = [r'(max_instruments = \d+;)=>\1\n  mbo = { channels = [ 310 ]; };',
            r'^(\s*order_qty = \d+;)=>\1\n  queue_max_ahead = 1;']
+# the same with the OrderID tables presized (book.mbo.presize): never doubled
+MBO_CFG_PRESIZE = r'(max_instruments = \d+;)=>\1\n  mbo = { channels = [ 310 ]; presize = true; };'
 MBO_KEYS = ('book.hash', 'mbo.hash', 'mbo.checks', 'mbo.mismatches', 'mbo.new',
-            'mbo.snapshots', 'mbo.stale_marked', 'queue.joins', 'queue.joins_unknown',
+            'mbo.snapshots', 'mbo.stale_marked', 'mbo.table_grows', 'queue.joins', 'queue.joins_unknown',
             'strategy.orders', 'strategy.queue_joins', 'strategy.queue_known',
             'strategy.queue_unknown', 'strategy.queue_held', 'strategy.queue_qty_ahead_max')
 
@@ -1516,29 +1518,35 @@ def check_mbo(ctx):
     # snapshots recover them mid-stream; the same books, positions and
     # decisions. Halted instruments' orders are refused and cancelled by
     # order-out when its lcore takes the halt, so the frames written are
-    # compared only as far as the strategy decides them (issue 18).
+    # compared only as far as the strategy decides them (issue 18). The
+    # OrderID tables presized (book.mbo.presize): none doubles, in either
+    # program, where those of case 1 did.
     g = synth(ctx, 'mbo-gap', '--mbo', '--reset-first', '--seed', '43', '--events', '6000',
               '--instruments', '4', '--snapshot-every', '250', '--drop-a', '0.04',
               '--drop-b', '0.04', '--gap', '2500:4')
     gabs = pcap_merge(os.path.join(ctx.tmp, 'mbo-gap-abs.pcap'), [g['a'], g['b'], g['s']])
-    gc, _, _ = mbo_pair(ctx, 'mbo-gap', cfg, ini, gabs)
+    gc, _, _ = mbo_pair(ctx, 'mbo-gap', cfg[:-2] + [MBO_CFG_PRESIZE, MBO_CFG[1]], ini, gabs)
     if int(gc['mbo.snapshots']) == 0 or int(gc['mbo.stale_marked']) == 0 or \
             int(gc['arb.lost_packets']) == 0 or int(gc['strategy.queue_known']) == 0:
         fail('mbo-gap: %s stale, %s snapshots, %s packets lost, %s positions' %
              (gc['mbo.stale_marked'], gc['mbo.snapshots'], gc['arb.lost_packets'],
               gc['strategy.queue_known']))
+    if int(c['mbo.table_grows']) == 0 or gc['mbo.table_grows'] != '0':
+        fail('book.mbo.presize: %s doublings without it, %s with it' %
+             (c['mbo.table_grows'], gc['mbo.table_grows']))
     book = mbo_telemetry(ctx)
     refused, overflows = mbo_bounds_telemetry(ctx)
     print('ok: MBO: %s checks, 0 mismatches, mbo.hash %s; queue: %s joins, %s positions, '
           '%s orders held (max %s ahead), %d orders byte-identical in the appliance and '
           'tickwire-replay; without book.mbo %s orders; with a gap: %s books stale, %s '
-          'recovered by snapshot, the same books and decisions; /tickwire/mbo,100000: %s '
+          'recovered by snapshot, the same books and decisions, OrderID tables presized '
+          '(%s doublings without); /tickwire/mbo,100000: %s '
           'orders, bid_1 %s; bounds hit, seen by /tickwire/stats: %d refusals, %d '
           'overflows' %
           (c['mbo.checks'], c['mbo.hash'], c['queue.joins'], c['strategy.queue_known'],
            c['strategy.queue_held'], c['strategy.queue_qty_ahead_max'], len(orders),
            plain['strategy.orders'], gc['mbo.stale_marked'], gc['mbo.snapshots'],
-           book['orders'], book['bid_1'], refused, overflows))
+           c['mbo.table_grows'], book['orders'], book['bid_1'], refused, overflows))
 
 
 def proc_stat(path):
