@@ -594,8 +594,9 @@ struct book_feed_config {
 	 *  (2 × mbo_orders entries, a power of two) instead of 32 entries: no
 	 *  doubling (a rehash of the book's orders on the market-data path,
 	 *  mbo_table_grows) ever, for a table spread over its whole size while
-	 *  the book is small (more cache misses per order entry; bench_mbo_table
-	 *  and bench_feed, tests/perf/RESULTS.md). */
+	 *  the book is small (more cache misses per order entry) and a clear
+	 *  (first use, ChannelReset, snapshot) that writes all of it
+	 *  (bench_mbo_table, bench_feed --mbo-presize: tests/perf/RESULTS.md). */
 	bool mbo_presize;
 	/** Widest vector code the feed may run, in bits (today only the MBO
 	 *  oracle's level comparison has a 256-bit AVX2 version): 0 (default)

@@ -39,6 +39,9 @@
  *   mbp           config.mbo off: the price-level books (47 counted, skipped)
  *   mbo+mbp       config.mbo on, same capture: the MBO books, the oracle's
  *                 bookkeeping and the price-level books (a combined channel)
+ *   mbo+mbp pre   with --mbo-presize only: the same with config.mbo_presize
+ *                 (OrderID tables laid out at their bound's size, never
+ *                 doubled); its ratio to mbo+mbp is printed for reference
  * Ratios, same run: "MBO update / price-level update, per message" =
  * ((mbo+mbp - mbp) / messages carrying order entries) / (mbp / messages)
  * (issue 17: <= 1.5), and "MBO+MBP / MBP alone" per message (<= 2.0); the
@@ -46,7 +49,7 @@
  * entry (mbp / outright 46 entries) are printed beside them.
  *
  * usage: bench_feed [--data DIR] [--cpu N] [--reps R] [--arm NAME] [--capture 340|320|mbo]
- *                   [--mbo-capture FILE|none] [--json FILE]
+ *                   [--mbo-capture FILE|none] [--mbo-presize] [--json FILE]
  * (--capture and --reps 1 make a short run for valgrind --tool=callgrind.)
  * Target (issue 4): <= 40 ns per message for decode + book update.
  */
@@ -62,6 +65,7 @@
 
 #include "act.h"
 #include "book.h"
+#include "feed_bench.h"
 #include "mdp3.h"
 #include "tw_chain.h"
 #include "tw_feed.h"
@@ -110,15 +114,6 @@ struct result {
 	uint64_t packets;
 	uint64_t check;   /* something the work produced, so it is not optimised away */
 };
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int
 load(struct capture *cap, const char *dir, const char *rel, const char *name)
@@ -187,9 +182,9 @@ load(struct capture *cap, const char *dir, const char *rel, const char *name)
 
 /* ---- MBO arms ---- */
 
-enum mbo_arm { MBO_ARM_MBP, MBO_ARM_COMBINED, MBO_ARM_COUNT };
+enum mbo_arm { MBO_ARM_MBP, MBO_ARM_COMBINED, MBO_ARM_PRESIZED, MBO_ARM_COUNT };
 
-static const char *const mbo_arm_names[MBO_ARM_COUNT] = { "mbp", "mbo+mbp" };
+static const char *const mbo_arm_names[MBO_ARM_COUNT] = { "mbp", "mbo+mbp", "mbo+mbp pre" };
 
 /* Entry counts of the MBO capture (feed A), from one walk. */
 struct mbo_census {
@@ -237,13 +232,14 @@ mbo_rep(const struct capture *cap, enum mbo_arm arm, uint64_t *check, uint64_t *
 
 	memset(&c, 0, sizeof(c));
 	c.book.max_instruments = 1024;
-	c.book.mbo = arm == MBO_ARM_COMBINED;
+	c.book.mbo = arm != MBO_ARM_MBP;
+	c.book.mbo_presize = arm == MBO_ARM_PRESIZED;
 	path = tw_feed_create(&c);
 	if (path == NULL) {
 		fprintf(stderr, "bench_feed: tw_feed_create: %s\n", strerror(errno));
 		exit(1);
 	}
-	t0 = now_ns();
+	t0 = fb_now_ns();
 	for (i = 0; i < cap->n; i++) {
 		const struct dgram *d = &cap->d[i];
 
@@ -251,14 +247,14 @@ mbo_rep(const struct capture *cap, enum mbo_arm arm, uint64_t *check, uint64_t *
 			tw_feed_arbitrate(path, MDP3_FEED_A, cap->bytes + d->offset, d->length,
 					d->time_ns);
 	}
-	t1 = now_ns();
+	t1 = fb_now_ns();
 	fc = book_feed_counters(path->book);
 	*messages = fc->messages + fc->messages_unknown;
 	*check += book_feed_hash(path->book) + fc->mbo_checks;
 	if (arm == MBO_ARM_COMBINED)
 		mbo_checks = fc->mbo_checks;
 	if (fc->stale_books != 0 || fc->lost_packets != 0 || fc->mbo_mismatches != 0 ||
-			(arm == MBO_ARM_COMBINED && fc->mbo_checks == 0)) {
+			(arm != MBO_ARM_MBP && fc->mbo_checks == 0)) {
 		fprintf(stderr, "bench_feed: MBO capture: loss, stale book, no oracle check or "
 				"an MBO mismatch in a full replay\n");
 		exit(1);
@@ -327,7 +323,7 @@ chain_rep(const struct capture *cap, enum tw_chain_hops hops, uint64_t *check, u
 	uint64_t t0, t1;
 
 	memset(&rx, 0, sizeof(rx));
-	t0 = now_ns();
+	t0 = fb_now_ns();
 	for (size_t i = 0; i < cap->n; i++) {
 		const struct dgram *d = &cap->d[i];
 
@@ -337,7 +333,7 @@ chain_rep(const struct capture *cap, enum tw_chain_hops hops, uint64_t *check, u
 		rx.rx_ns = d->time_ns;
 		tw_chain_rx_direct(c, &rx);
 	}
-	t1 = now_ns();
+	t1 = fb_now_ns();
 	tw_chain_tick(c, 0, false);  /* refreshes the per-channel copies; expires nothing */
 	tw_chain_stats(c, &st);
 	tw_chain_channel_stats(c, &cs, 1);
@@ -386,7 +382,7 @@ one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *mess
 			exit(1);
 		}
 	}
-	t0 = now_ns();
+	t0 = fb_now_ns();
 	if (arm == ARM_WALK) {
 		for (i = 0; i < cap->n; i++)
 			if (cap->d[i].feed == MDP3_FEED_A)
@@ -402,7 +398,7 @@ one_rep(const struct capture *cap, enum arm arm, uint64_t *check, uint64_t *mess
 					  d->length, d->time_ns);
 		}
 	}
-	t1 = now_ns();
+	t1 = fb_now_ns();
 	if (arm == ARM_WALK) {
 		*messages = w.counters.messages + w.counters.messages_skipped;
 		*packets = w.counters.packets;
@@ -469,22 +465,12 @@ static const struct target {
 	{ "chain dynamic / chain direct", ARM_CHAIN_DYNAMIC, ARM_CHAIN_DIRECT, 0 },
 };
 
-/* The 1-minute load average (0 when unknown), printed beside the figures. */
-static double
-load1(void)
-{
-	double load[3] = { 0, 0, 0 };
-
-	getloadavg(load, 3);
-	return load[0];
-}
-
 static void
 headline(const struct capture *cap, const struct result *res)
 {
 	(void)cap;
 	printf("  targets (issue 15), ratios of medians in this run (load average %.2f):\n",
-	       load1());
+	       fb_load1());
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
 		double r = ratio(res, targets[t].num, targets[t].den);
 
@@ -512,6 +498,7 @@ usage(FILE *f)
 		"               only the MBO arms (a short run for callgrind with --reps 1)\n"
 		"  --mbo-capture FILE  feed A of a tickwire-synth --mbo capture for the MBO\n"
 		"               arms (default: the one built beside this program; none: skip)\n"
+		"  --mbo-presize  also an MBO arm with presized OrderID tables (mbo_presize)\n"
 		"  --json FILE  also write the results as JSON (default bench_feed.json)\n",
 		MAX_REPS);
 }
@@ -527,6 +514,7 @@ main(int argc, char **argv)
 		{ "arm", required_argument, NULL, 'a' },
 		{ "capture", required_argument, NULL, 'C' },
 		{ "mbo-capture", required_argument, NULL, 'M' },
+		{ "mbo-presize", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -538,7 +526,8 @@ main(int argc, char **argv)
 	static struct result mbo_res[MBO_ARM_COUNT];
 	struct mbo_census census = { 0 };
 	double mbo_ratio_update = 0, mbo_ratio_combined = 0, mbo_ns_order = 0, mbo_ns_level = 0;
-	bool mbo_ran = false;
+	bool mbo_ran = false, mbo_presized = false;
+	unsigned int mbo_arms = MBO_ARM_PRESIZED;
 	unsigned int reps = 31, r, k, a, only = ARM_COUNT;
 	int only_capture = -1;
 	long cpu = -1;
@@ -587,6 +576,10 @@ main(int argc, char **argv)
 			break;
 		case 'M':
 			mbo_path = strcmp(optarg, "none") == 0 ? NULL : optarg;
+			break;
+		case 'P':
+			mbo_presized = true;
+			mbo_arms = MBO_ARM_COUNT;
 			break;
 		case 'h':
 			usage(stdout);
@@ -684,10 +677,10 @@ main(int argc, char **argv)
 				" messages\n", mbo_cap.name, mbo_path, mbo_cap.packets_a,
 				census.messages, census.level_entries, census.order_entries,
 				census.order_messages);
-		for (a = 0; a < MBO_ARM_COUNT; a++)
+		for (a = 0; a < mbo_arms; a++)
 			mbo_rep(&mbo_cap, (enum mbo_arm)a, &check, &msgs);
 		for (r = 0; r < reps; r++) {
-			for (a = 0; a < MBO_ARM_COUNT; a++) {
+			for (a = 0; a < mbo_arms; a++) {
 				double ns = mbo_rep(&mbo_cap, (enum mbo_arm)a, &check, &msgs);
 
 				mbo_res[a].ns_per_msg[r] = ns / (double)msgs;
@@ -697,7 +690,7 @@ main(int argc, char **argv)
 				mbo_res[a].reps = r + 1;
 			}
 		}
-		for (a = 0; a < MBO_ARM_COUNT; a++) {
+		for (a = 0; a < mbo_arms; a++) {
 			double p, pn, px;
 
 			m[a] = median(mbo_res[a].ns_per_msg, mbo_res[a].reps, &mn, &mx);
@@ -719,11 +712,14 @@ main(int argc, char **argv)
 		printf("  oracle: %" PRIu64 " comparisons (book, end of event) per pass over the "
 				"capture\n", mbo_checks);
 		printf("  targets (issue 17), ratios of medians in this run (load average %.2f):\n"
-				"    [%s] %-36s <= 1.50: %.2f\n    [%s] %-36s <= 2.00: %.2f\n", load1(),
+				"    [%s] %-36s <= 1.50: %.2f\n    [%s] %-36s <= 2.00: %.2f\n", fb_load1(),
 				mbo_ratio_update <= 1.5 ? " met  " : "MISSED",
 				"MBO update / price-level update", mbo_ratio_update,
 				mbo_ratio_combined <= 2.0 ? " met  " : "MISSED",
 				"MBO+MBP / MBP alone (per message)", mbo_ratio_combined);
+		if (mbo_presized)
+			printf("    [ ref  ] %-36s         %.2f\n", "mbo+mbp pre / mbo+mbp",
+			       m[MBO_ARM_PRESIZED] / m[MBO_ARM_COMBINED]);
 		mbo_ran = true;
 	}
 	jf = fopen(json, "w");
@@ -732,7 +728,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(jf, "{\"benchmark\":\"bench_feed\",\"cpu\":%ld,\"reps\":%u,"
-		"\"statistic\":\"median\",\"loadavg\":%.2f,\"captures\":[", cpu, reps, load1());
+		"\"statistic\":\"median\",\"loadavg\":%.2f,\"captures\":[", cpu, reps, fb_load1());
 	for (k = 0; k < 2; k++) {
 		fprintf(jf, "%s{\"name\":\"%s\",\"packets_per_feed\":%" PRIu64
 				",\"messages_per_feed\":%" PRIu64 ",\"arms\":[", k ? "," : "",
@@ -767,7 +763,7 @@ main(int argc, char **argv)
 				",\"order_messages\":%" PRIu64 ",\"arms\":[", mbo_path,
 				mbo_cap.packets_a, census.messages, census.level_entries,
 				census.order_entries, census.order_messages);
-		for (a = 0; a < MBO_ARM_COUNT; a++) {
+		for (a = 0; a < mbo_arms; a++) {
 			double mn, mx, m = median(mbo_res[a].ns_per_msg, mbo_res[a].reps, &mn, &mx);
 
 			fprintf(jf, "%s{\"arm\":\"%s\",\"ns_per_message\":{\"median\":%.2f,"
