@@ -854,14 +854,14 @@ order_entry(struct book__walk_ctx *c, int32_t sid, const struct mbo_entry *e)
 	struct book_instrument *in;
 	struct book_mbo *m = NULL;
 	enum outcome r = NOT_APPLIED;
-
 	const struct book__lookup_entry *way = book__lookup_way(f, sid);
 
 	if (c->replay && sid != c->replay_sid)
 		return;
 	/* The book straight from the lookup cache way: one dependent load
 	 * (in->mbo) fewer before the book's own, on every order entry
-	 * (bench_feed: MBO+MBP / MBP 2.01-2.03 -> 1.96-1.99, RESULTS.md). */
+	 * (bench_feed: MBO+MBP / MBP 0.00-0.05 lower, by the host's minute;
+	 * RESULTS.md, 2026-12-07). */
 	if (__builtin_expect(way->sid == sid && way->mbo < BOOK__MBO_REFUSED, 1)) {
 		in = way->in;
 		m = &f->mbo_books[way->mbo];
