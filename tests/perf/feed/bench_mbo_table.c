@@ -295,8 +295,13 @@ main(int argc, char **argv)
 		last = i;
 		ndoubles++;
 	}
-	if (ndoubles == 0) {
-		fprintf(stderr, "bench_mbo_table: the grow arm's table never doubled\n");
+	/* 32 entries doubling up to the bound's size (the power of two >= 2 x
+	 * orders): one step each, no more, no fewer */
+	for (r = 0, i = 64; i / 2 < 2 * n; i *= 2)
+		r++;
+	if (ndoubles != r) {
+		fprintf(stderr, "bench_mbo_table: the grow arm's table doubled %u times, not %u\n",
+			ndoubles, r);
 		return 1;
 	}
 	printf("\n  headline ratios, same run (load average %.2f):\n"
