@@ -526,8 +526,8 @@ main(int argc, char **argv)
 	static struct result mbo_res[MBO_ARM_COUNT];
 	struct mbo_census census = { 0 };
 	double mbo_ratio_update = 0, mbo_ratio_combined = 0, mbo_ns_order = 0, mbo_ns_level = 0;
-	bool mbo_ran = false, mbo_presized = false;
-	unsigned int mbo_arms = MBO_ARM_PRESIZED;
+	bool mbo_ran = false;
+	unsigned int mbo_arms = MBO_ARM_PRESIZED;  /* MBO_ARM_COUNT with --mbo-presize */
 	unsigned int reps = 31, r, k, a, only = ARM_COUNT;
 	int only_capture = -1;
 	long cpu = -1;
@@ -578,7 +578,6 @@ main(int argc, char **argv)
 			mbo_path = strcmp(optarg, "none") == 0 ? NULL : optarg;
 			break;
 		case 'P':
-			mbo_presized = true;
 			mbo_arms = MBO_ARM_COUNT;
 			break;
 		case 'h':
@@ -598,9 +597,7 @@ main(int argc, char **argv)
 			if (CPU_ISSET(k, &set))
 				cpu = k;
 	}
-	CPU_ZERO(&set);
-	CPU_SET((int)cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+	if (fb_pin_cpu(cpu) != 0) {
 		fprintf(stderr, "bench_feed: cannot pin to cpu %ld: %s\n", cpu, strerror(errno));
 		return 1;
 	}
@@ -717,7 +714,7 @@ main(int argc, char **argv)
 				"MBO update / price-level update", mbo_ratio_update,
 				mbo_ratio_combined <= 2.0 ? " met  " : "MISSED",
 				"MBO+MBP / MBP alone (per message)", mbo_ratio_combined);
-		if (mbo_presized)
+		if (mbo_arms > MBO_ARM_PRESIZED)
 			printf("    [ ref  ] %-36s         %.2f\n", "mbo+mbp pre / mbo+mbp",
 			       m[MBO_ARM_PRESIZED] / m[MBO_ARM_COMBINED]);
 		mbo_ran = true;

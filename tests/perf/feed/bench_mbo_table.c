@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,11 +102,10 @@ build(struct packet *out, uint32_t i)
 	memcpy(out->buf, p.buf, out->len);
 }
 
-/* One repetition of an arm: ns[i] the time of packet i, grew[i] whether it
- * doubled the table. */
+/* One repetition of an arm, a book of bound n filled by its n packets: ns[i]
+ * the time of packet i, grew[i] whether it doubled the table. */
 static void
-one_rep(enum arm arm, const struct packet *pk, uint32_t n, uint32_t orders, uint64_t *ns,
-	bool *grew)
+one_rep(enum arm arm, const struct packet *pk, uint32_t n, uint64_t *ns, bool *grew)
 {
 	struct book_feed_config c;
 	struct book_feed *f;
@@ -119,7 +117,7 @@ one_rep(enum arm arm, const struct packet *pk, uint32_t n, uint32_t orders, uint
 	c.join = BOOK_JOIN_TRUST;  /* the book applies from the first entry */
 	c.mbo = true;
 	c.mbo_instruments = 1;
-	c.mbo_orders = orders;
+	c.mbo_orders = n;
 	c.mbo_levels = 256;
 	c.mbo_presize = arm == ARM_PRESIZE;
 	f = book_feed_create(&c);
@@ -176,7 +174,7 @@ main(int argc, char **argv)
 	uint64_t *ns[ARM_COUNT], *med[ARM_COUNT], *col, *tmp;
 	bool *grew, *doubles;
 	uint64_t arm_med[ARM_COUNT], arm_p99[ARM_COUNT], arm_max[ARM_COUNT];
-	uint32_t i, n, last = 0, ndoubles = 0;
+	uint32_t i, n, last = 0, ndoubles = 0, expect;
 	unsigned int a, r;
 	double load_before, load_after;
 	FILE *jf;
@@ -210,15 +208,9 @@ main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
-	if (cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET((int)cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-			perror("bench_mbo_table: sched_setaffinity");
-			return 1;
-		}
+	if (cpu >= 0 && fb_pin_cpu(cpu) != 0) {
+		perror("bench_mbo_table: sched_setaffinity");
+		return 1;
 	}
 	n = (uint32_t)orders;
 	pk = calloc(n, sizeof(*pk));
@@ -242,10 +234,10 @@ main(int argc, char **argv)
 	load_before = fb_load1();
 	/* a warm-up of each arm, then the arms interleaved */
 	for (a = 0; a < ARM_COUNT; a++)
-		one_rep((enum arm)a, pk, n, n, ns[a], grew);
+		one_rep((enum arm)a, pk, n, ns[a], grew);
 	for (r = 0; r < reps; r++)
 		for (a = 0; a < ARM_COUNT; a++) {
-			one_rep((enum arm)a, pk, n, n, ns[a] + (size_t)r * n, grew);
+			one_rep((enum arm)a, pk, n, ns[a] + (size_t)r * n, grew);
 			for (i = 0; i < n; i++) {
 				if (a == ARM_PRESIZE && grew[i]) {
 					fprintf(stderr, "bench_mbo_table: the presized table doubled "
@@ -297,11 +289,11 @@ main(int argc, char **argv)
 	}
 	/* 32 entries doubling up to the bound's size (the power of two >= 2 x
 	 * orders): one step each, no more, no fewer */
-	for (r = 0, i = 64; i / 2 < 2 * n; i *= 2)
-		r++;
-	if (ndoubles != r) {
+	for (expect = 0, i = 64; i / 2 < 2 * n; i *= 2)
+		expect++;
+	if (ndoubles != expect) {
 		fprintf(stderr, "bench_mbo_table: the grow arm's table doubled %u times, not %u\n",
-			ndoubles, r);
+			ndoubles, expect);
 		return 1;
 	}
 	printf("\n  headline ratios, same run (load average %.2f):\n"
