@@ -23,7 +23,16 @@
  * doubling's packet / the grow arm's median packet, and the presize arm's
  * largest packet / its median (no step: near 1 plus noise).
  *
- * usage: bench_mbo_table [--cpu N] [--reps R] [--orders N] [--json FILE]
+ * Then what a ChannelReset costs, which empties every MBO book: --books
+ * instruments (default 64), each book of the same bound holding 16 orders
+ * (applied before any clock), then one ChannelReset (template 4,
+ * EndOfEvent) timed alone, t0/t1 around its book_feed_apply().  A grow
+ * book's clear writes its first 32 table entries, a presized one its whole
+ * table (2 x orders entries rounded up to a power of two, 4 bytes each).
+ * Median over the repetitions, arms interleaved; printed per arm and per
+ * book, and presize / grow.
+ *
+ * usage: bench_mbo_table [--cpu N] [--reps R] [--orders N] [--books N] [--json FILE]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -45,7 +54,10 @@
 
 #define MAX_REPS 301
 #define MAX_ORDERS 65536
+#define MAX_BOOKS 1024
 #define SID 7001
+/* orders each book holds when the channel resets */
+#define RESET_ORDERS 16
 #define V9 9
 
 enum arm { ARM_GROW, ARM_PRESIZE, ARM_COUNT };
@@ -73,9 +85,9 @@ quantile(uint64_t *v, size_t n, double q)
 	return v[(size_t)(q * (double)(n - 1) + 0.5)];
 }
 
-/* Packet i (MsgSeqNum i + 1): a new order. */
+/* Packet MsgSeqNum seq: order i of instrument sid, new. */
 static void
-build(struct packet *out, uint32_t i)
+build(struct packet *out, uint32_t seq, int32_t sid, uint32_t i)
 {
 	struct tp p;
 	const unsigned int side = i & 1, level = (i / 2) % 64;
@@ -83,7 +95,7 @@ build(struct packet *out, uint32_t i)
 	const int64_t px = side == BOOK_BID ? (int64_t)(4000 * 4 - level) * tick :
 		(int64_t)(4000 * 4 + 1 + level) * tick;
 
-	tp_packet(&p, i + 1, 0);
+	tp_packet(&p, seq, 0);
 	tp_msg(&p, 47, V9);
 	tp_set(&p, "TransactTime", 1);
 	tp_set(&p, "MatchEventIndicator", 0x80);
@@ -93,7 +105,7 @@ build(struct packet *out, uint32_t i)
 	tp_set(&p, "MDOrderPriority", (int64_t)i + 1);
 	tp_set(&p, "MDEntryPx", px);
 	tp_set(&p, "MDDisplayQty", 1 + (int64_t)(i % 5));
-	tp_set(&p, "SecurityID", SID);
+	tp_set(&p, "SecurityID", sid);
 	tp_set(&p, "MDUpdateAction", 0);
 	tp_set(&p, "MDEntryType", side == BOOK_BID ? '0' : '1');
 	out->len = tp_end(&p);
@@ -102,21 +114,34 @@ build(struct packet *out, uint32_t i)
 	memcpy(out->buf, p.buf, out->len);
 }
 
-/* One repetition of an arm, a book of bound n filled by its n packets: ns[i]
- * the time of packet i, grew[i] whether it doubled the table. */
+/* Packet MsgSeqNum seq: a ChannelReset. */
 static void
-one_rep(enum arm arm, const struct packet *pk, uint32_t n, uint64_t *ns, bool *grew)
+build_reset(struct packet *out, uint32_t seq)
+{
+	struct tp p;
+
+	tp_packet(&p, seq, 0);
+	tp_msg(&p, 4, V9);
+	tp_set(&p, "TransactTime", 1);
+	tp_set(&p, "MatchEventIndicator", 0x80);
+	out->len = tp_end(&p);
+	if (out->len > sizeof(out->buf))
+		fail_msg("packet of %zu bytes", out->len);
+	memcpy(out->buf, p.buf, out->len);
+}
+
+/* A feed of books MBO books of bound n, laid out as the arm says. */
+static struct book_feed *
+make_feed(enum arm arm, uint32_t n, uint32_t books)
 {
 	struct book_feed_config c;
 	struct book_feed *f;
-	uint64_t grows = 0;
-	uint32_t i;
 
 	memset(&c, 0, sizeof(c));
-	c.max_instruments = 4;
+	c.max_instruments = 2 * books + 2;
 	c.join = BOOK_JOIN_TRUST;  /* the book applies from the first entry */
 	c.mbo = true;
-	c.mbo_instruments = 1;
+	c.mbo_instruments = books;
 	c.mbo_orders = n;
 	c.mbo_levels = 256;
 	c.mbo_presize = arm == ARM_PRESIZE;
@@ -125,17 +150,35 @@ one_rep(enum arm arm, const struct packet *pk, uint32_t n, uint64_t *ns, bool *g
 		fprintf(stderr, "bench_mbo_table: book_feed_create: %s\n", strerror(errno));
 		exit(1);
 	}
+	return f;
+}
+
+static void
+apply(struct book_feed *f, const struct packet *pk, const char *what)
+{
+	int rc = book_feed_apply(f, MDP3_FEED_A, pk->buf, pk->len, 0);
+
+	if (rc != 0) {
+		fprintf(stderr, "bench_mbo_table: %s: book_feed_apply: %d\n", what, rc);
+		exit(1);
+	}
+}
+
+/* One repetition of an arm, a book of bound n filled by its n packets: ns[i]
+ * the time of packet i, grew[i] whether it doubled the table. */
+static void
+one_rep(enum arm arm, const struct packet *pk, uint32_t n, uint64_t *ns, bool *grew)
+{
+	struct book_feed *f = make_feed(arm, n, 1);
+	uint64_t grows = 0;
+	uint32_t i;
+
 	for (i = 0; i < n; i++) {
 		uint64_t t0, t1, g;
-		int rc;
 
 		t0 = fb_now_ns();
-		rc = book_feed_apply(f, MDP3_FEED_A, pk[i].buf, pk[i].len, 0);
+		apply(f, &pk[i], "fill");
 		t1 = fb_now_ns();
-		if (rc != 0) {
-			fprintf(stderr, "bench_mbo_table: packet %u: book_feed_apply: %d\n", i, rc);
-			exit(1);
-		}
 		ns[i] = t1 - t0;
 		g = book_feed_counters(f)->mbo_table_grows;
 		grew[i] = g != grows;
@@ -150,10 +193,43 @@ one_rep(enum arm arm, const struct packet *pk, uint32_t n, uint64_t *ns, bool *g
 	book_feed_destroy(f);
 }
 
+/* One repetition of the reset: books books of bound n with RESET_ORDERS
+ * orders each (pk: their packets, then the ChannelReset); @return the
+ * reset's ns. */
+static uint64_t
+reset_rep(enum arm arm, const struct packet *pk, uint32_t n, uint32_t books)
+{
+	struct book_feed *f = make_feed(arm, n, books);
+	const uint32_t fills = books * RESET_ORDERS;
+	uint64_t t0, t1;
+	uint32_t i;
+
+	for (i = 0; i < fills; i++)
+		apply(f, &pk[i], "reset fill");
+	t0 = fb_now_ns();
+	apply(f, &pk[fills], "ChannelReset");
+	t1 = fb_now_ns();
+	if (book_feed_counters(f)->mbo_resets != books ||
+			book_feed_counters(f)->mbo_not_applied != 0) {
+		fprintf(stderr, "bench_mbo_table: %s: the ChannelReset emptied %" PRIu64
+			" of %u books\n", arm_names[arm], book_feed_counters(f)->mbo_resets, books);
+		exit(1);
+	}
+	for (i = 0; i < books; i++)
+		if (book_mbo_order_count(book_feed_mbo(f, SID + (int32_t)i)) != 0) {
+			fprintf(stderr, "bench_mbo_table: %s: book %u not empty after the "
+				"ChannelReset\n", arm_names[arm], i);
+			exit(1);
+		}
+	book_feed_destroy(f);
+	return t1 - t0;
+}
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_mbo_table [--cpu N] [--reps R] [--orders N] [--json FILE]\n");
+	fprintf(stderr, "usage: bench_mbo_table [--cpu N] [--reps R] [--orders N] [--books N] "
+		"[--json FILE]\n");
 	exit(2);
 }
 
@@ -164,13 +240,15 @@ main(int argc, char **argv)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "orders", required_argument, NULL, 'o' },
+		{ "books", required_argument, NULL, 'b' },
 		{ "json", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *json = "bench_mbo_table.json";
-	unsigned long reps = 31, orders = 4096;
+	unsigned long reps = 31, orders = 4096, books = 64;
 	long cpu = -1;
-	struct packet *pk;
+	struct packet *pk, *rpk;
+	uint64_t *rns[ARM_COUNT], reset_med[ARM_COUNT];
 	uint64_t *ns[ARM_COUNT], *med[ARM_COUNT], *col, *tmp;
 	bool *grew, *doubles;
 	uint64_t arm_med[ARM_COUNT], arm_p99[ARM_COUNT], arm_max[ARM_COUNT];
@@ -199,6 +277,11 @@ main(int argc, char **argv)
 			if (*end != '\0' || orders < 64 || orders > MAX_ORDERS)
 				usage();
 			break;
+		case 'b':
+			books = strtoul(optarg, &end, 10);
+			if (*end != '\0' || books < 1 || books > MAX_BOOKS)
+				usage();
+			break;
 		case 'j':
 			json = optarg;
 			break;
@@ -214,6 +297,7 @@ main(int argc, char **argv)
 	}
 	n = (uint32_t)orders;
 	pk = calloc(n, sizeof(*pk));
+	rpk = calloc(books * RESET_ORDERS + 1, sizeof(*rpk));
 	grew = calloc(n, sizeof(*grew));
 	doubles = calloc(n, sizeof(*doubles));
 	col = calloc(reps, sizeof(*col));
@@ -221,15 +305,21 @@ main(int argc, char **argv)
 	for (a = 0; a < ARM_COUNT; a++) {
 		ns[a] = calloc((size_t)n * reps, sizeof(uint64_t));
 		med[a] = calloc(n, sizeof(uint64_t));
+		rns[a] = calloc(reps, sizeof(uint64_t));
 	}
-	if (pk == NULL || grew == NULL || doubles == NULL || col == NULL || tmp == NULL ||
-			ns[ARM_GROW] == NULL || ns[ARM_PRESIZE] == NULL || med[ARM_GROW] == NULL ||
-			med[ARM_PRESIZE] == NULL) {
+	if (pk == NULL || rpk == NULL || grew == NULL || doubles == NULL || col == NULL ||
+			tmp == NULL || ns[ARM_GROW] == NULL || ns[ARM_PRESIZE] == NULL ||
+			med[ARM_GROW] == NULL || med[ARM_PRESIZE] == NULL || rns[ARM_GROW] == NULL ||
+			rns[ARM_PRESIZE] == NULL) {
 		fprintf(stderr, "bench_mbo_table: out of memory\n");
 		return 1;
 	}
 	for (i = 0; i < n; i++)
-		build(&pk[i], i);
+		build(&pk[i], i + 1, SID, i);
+	/* the reset's books: RESET_ORDERS orders each, book after book */
+	for (i = 0; i < books * RESET_ORDERS; i++)
+		build(&rpk[i], i + 1, SID + (int32_t)(i / RESET_ORDERS), i % RESET_ORDERS);
+	build_reset(&rpk[i], i + 1);
 
 	load_before = fb_load1();
 	/* a warm-up of each arm, then the arms interleaved */
@@ -248,7 +338,14 @@ main(int argc, char **argv)
 					doubles[i] = grew[i];
 			}
 		}
+	for (a = 0; a < ARM_COUNT; a++)
+		(void)reset_rep((enum arm)a, rpk, n, (uint32_t)books);
+	for (r = 0; r < reps; r++)
+		for (a = 0; a < ARM_COUNT; a++)
+			rns[a][r] = reset_rep((enum arm)a, rpk, n, (uint32_t)books);
 	load_after = fb_load1();
+	for (a = 0; a < ARM_COUNT; a++)
+		reset_med[a] = quantile(rns[a], reps, 0.5);
 
 	for (a = 0; a < ARM_COUNT; a++) {
 		for (i = 0; i < n; i++) {
@@ -296,13 +393,21 @@ main(int argc, char **argv)
 			ndoubles, expect);
 		return 1;
 	}
+	printf("\n  a ChannelReset emptying %lu books of %u orders each (bound %u), t0/t1 around "
+	       "its book_feed_apply(), median of %lu:\n  %-8s %12s %14s\n", books,
+	       RESET_ORDERS, n, reps, "arm", "reset ns", "ns per book");
+	for (a = 0; a < ARM_COUNT; a++)
+		printf("  %-8s %12" PRIu64 " %14.1f\n", arm_names[a], reset_med[a],
+		       (double)reset_med[a] / (double)books);
 	printf("\n  headline ratios, same run (load average %.2f):\n"
 	       "    [ ref  ] last doubling (%u orders) / median packet, grow       %8.1f\n"
 	       "    [ ref  ] largest packet / median packet, presize              %8.1f\n"
-	       "    [ ref  ] median packet presize / grow                         %8.2f\n",
+	       "    [ ref  ] median packet presize / grow                         %8.2f\n"
+	       "    [ ref  ] ChannelReset of %4lu books presize / grow             %8.1f\n",
 	       load_after, last, (double)med[ARM_GROW][last] / (double)arm_med[ARM_GROW],
 	       (double)arm_max[ARM_PRESIZE] / (double)arm_med[ARM_PRESIZE],
-	       (double)arm_med[ARM_PRESIZE] / (double)arm_med[ARM_GROW]);
+	       (double)arm_med[ARM_PRESIZE] / (double)arm_med[ARM_GROW], books,
+	       (double)reset_med[ARM_PRESIZE] / (double)reset_med[ARM_GROW]);
 
 	jf = fopen(json, "w");
 	if (jf == NULL) {
@@ -322,14 +427,18 @@ main(int argc, char **argv)
 			fprintf(jf, "%s{\"orders\":%u,\"from\":%u,\"to\":%u,\"ns\":%" PRIu64
 				",\"presize_ns\":%" PRIu64 "}", r++ ? "," : "", i, 2 * i, 4 * i,
 				med[ARM_GROW][i], med[ARM_PRESIZE][i]);
-	fprintf(jf, "]}\n");
+	fprintf(jf, "],\"reset\":{\"books\":%lu,\"orders_each\":%u,\"grow_ns\":%" PRIu64
+		",\"presize_ns\":%" PRIu64 "}}\n", books, RESET_ORDERS, reset_med[ARM_GROW],
+		reset_med[ARM_PRESIZE]);
 	fclose(jf);
 	printf("\nwrote %s\n", json);
 	for (a = 0; a < ARM_COUNT; a++) {
 		free(ns[a]);
 		free(med[a]);
+		free(rns[a]);
 	}
 	free(pk);
+	free(rpk);
 	free(grew);
 	free(doubles);
 	free(col);
