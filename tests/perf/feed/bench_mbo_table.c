@@ -85,6 +85,16 @@ quantile(uint64_t *v, size_t n, double q)
 	return v[(size_t)(q * (double)(n - 1) + 0.5)];
 }
 
+/* Close packet p and keep it in out. */
+static void
+finish(struct packet *out, struct tp *p)
+{
+	out->len = tp_end(p);
+	if (out->len > sizeof(out->buf))
+		fail_msg("packet of %zu bytes", out->len);
+	memcpy(out->buf, p->buf, out->len);
+}
+
 /* Packet MsgSeqNum seq: order i of instrument sid, new. */
 static void
 build(struct packet *out, uint32_t seq, int32_t sid, uint32_t i)
@@ -108,10 +118,7 @@ build(struct packet *out, uint32_t seq, int32_t sid, uint32_t i)
 	tp_set(&p, "SecurityID", sid);
 	tp_set(&p, "MDUpdateAction", 0);
 	tp_set(&p, "MDEntryType", side == BOOK_BID ? '0' : '1');
-	out->len = tp_end(&p);
-	if (out->len > sizeof(out->buf))
-		fail_msg("packet of %zu bytes", out->len);
-	memcpy(out->buf, p.buf, out->len);
+	finish(out, &p);
 }
 
 /* Packet MsgSeqNum seq: a ChannelReset. */
@@ -124,10 +131,7 @@ build_reset(struct packet *out, uint32_t seq)
 	tp_msg(&p, 4, V9);
 	tp_set(&p, "TransactTime", 1);
 	tp_set(&p, "MatchEventIndicator", 0x80);
-	out->len = tp_end(&p);
-	if (out->len > sizeof(out->buf))
-		fail_msg("packet of %zu bytes", out->len);
-	memcpy(out->buf, p.buf, out->len);
+	finish(out, &p);
 }
 
 /* A feed of books MBO books of bound n, laid out as the arm says. */
